@@ -1,0 +1,70 @@
+// The PTX compiler's whole public face. Nothing here mentions LLVM: the runtime and the
+// command-line tool see PTX text go in and a relocatable object plus a description come out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xcuda::ptx {
+
+// One problem found in the input, pointing at the PTX source the way a C compiler would.
+struct Diagnostic {
+  std::string file;  // the name the caller gave the text (a module name or a path)
+  uint32_t line = 0;    // 1-based
+  uint32_t column = 0;  // 1-based
+  std::string message;
+
+  std::string to_string() const;  // "file:line:column: message"
+};
+
+// A kernel parameter as the .param space lays it out: the runtime packs the caller's arguments
+// into one buffer at these offsets and hands the buffer to the kernel.
+struct ParameterInfo {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  uint32_t alignment = 1;
+};
+
+struct KernelInfo {
+  std::string name;                        // the .entry name, also its symbol in the object
+  std::vector<ParameterInfo> parameters;   // in declaration order
+  uint32_t parameter_buffer_size = 0;      // bytes, including padding
+  uint32_t static_shared_bytes = 0;        // .shared variables this kernel can reach
+  uint32_t local_bytes_per_thread = 0;     // .local storage, an estimate for cuFuncGetAttribute
+  uint32_t max_threads_per_block = 0;      // from .maxntid/.reqntid; 0 when the PTX sets none
+  uint32_t required_block[3] = {0, 0, 0};  // .reqntid, zeros when absent
+};
+
+// A module-scope .global or .const variable: the object defines a symbol of this name.
+struct GlobalInfo {
+  std::string name;
+  uint64_t size = 0;
+  bool is_constant = false;  // .const rather than .global
+};
+
+struct ModuleInfo {
+  std::vector<KernelInfo> kernels;
+  std::vector<GlobalInfo> globals;
+};
+
+enum class Target { host };
+
+struct CompileOptions {
+  Target target = Target::host;
+  std::string file_name = "<ptx>";  // used in diagnostics
+  int optimization_level = 3;       // 0..3
+};
+
+struct CompileResult {
+  bool ok() const { return diagnostics.empty(); }
+  std::vector<Diagnostic> diagnostics;  // every problem found, not only the first
+  std::vector<uint8_t> object;          // a relocatable object for the target (ELF on host)
+  ModuleInfo module;
+};
+
+// Thread-safe: the runtime may compile several modules at once.
+CompileResult compile(std::string_view ptx_text, const CompileOptions& options);
+
+}  // namespace xcuda::ptx

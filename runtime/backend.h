@@ -1,0 +1,80 @@
+// The one interface every execution target implements: the host CPU (runtime/host/) and AMD
+// GPUs through HIP (runtime/hip/, later). Contexts, streams and modules above it are
+// target-neutral; everything that touches a real device or machine code sits below it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptx/compiler.h"
+#include "runtime/device_properties.h"
+#include "runtime/status.h"
+
+namespace xcuda::runtime {
+
+struct LaunchShape {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t dynamic_shared_bytes = 0;
+};
+
+// A kernel ready to run. Owned by its LoadedModule.
+class LoadedKernel {
+ public:
+  virtual ~LoadedKernel() = default;
+  virtual const ptx::KernelInfo& info() const = 0;
+};
+
+// Machine code for one module, linked and resident on a device.
+class LoadedModule {
+ public:
+  virtual ~LoadedModule() = default;
+  virtual Expected<LoadedKernel*> kernel(std::string_view name) = 0;
+  // Device address of a module-scope .global/.const variable.
+  virtual Expected<void*> global(std::string_view name) = 0;
+};
+
+// An in-order queue of work, asynchronous to the host: a CUDA stream's backend half.
+// Errors met while running queued work (a kernel's wild access, say) surface from synchronize()
+// and from every later call, because a real device's faults are sticky too.
+class Queue {
+ public:
+  virtual ~Queue() = default;
+  virtual void copy(void* destination, const void* source, size_t bytes) = 0;
+  // Repeats a 1-, 2- or 4-byte pattern `count` times.
+  virtual void fill(void* destination, uint32_t pattern, uint32_t pattern_bytes, size_t count) = 0;
+  // `parameters` is the kernel's packed .param buffer, laid out as its KernelInfo says.
+  virtual void launch(LoadedKernel& kernel, const LaunchShape& shape,
+                      std::vector<uint8_t> parameters) = 0;
+  virtual void host_function(void (*function)(void*), void* user_data) = 0;
+  // Work enqueued after this call waits until `other` has finished what it holds now.
+  virtual void wait_for(Queue& other) = 0;
+  virtual Status synchronize() = 0;
+  virtual bool idle() = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual int device_count() const = 0;
+  virtual const DeviceProperties& properties(int device) const = 0;
+
+  virtual Expected<void*> allocate(int device, size_t bytes) = 0;
+  virtual Status release(int device, void* pointer) = 0;
+
+  virtual std::unique_ptr<Queue> create_queue(int device) = 0;
+  // Takes a compiled module (the object for this backend's target plus its description).
+  virtual Expected<std::unique_ptr<LoadedModule>> load_module(int device,
+                                                              ptx::CompileResult compiled) = 0;
+  virtual ptx::Target compile_target() const = 0;
+};
+
+// The backend chosen by XCUDA_BACKEND (auto: HIP where an AMD GPU answers, else host).
+Backend& backend();
+
+}  // namespace xcuda::runtime

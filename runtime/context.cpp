@@ -1,0 +1,211 @@
+#include "runtime/context.h"
+
+#include <algorithm>
+#include <map>
+
+#include "runtime/log.h"
+#include "runtime/memory.h"
+
+namespace xcuda::runtime {
+
+HandleRegistry<Context>& contexts() {
+  static HandleRegistry<Context> registry;
+  return registry;
+}
+
+HandleRegistry<Stream>& streams() {
+  static HandleRegistry<Stream> registry;
+  return registry;
+}
+
+Stream::Stream(Context& context, std::unique_ptr<Queue> queue, bool blocking, int priority)
+    : context_(context), queue_(std::move(queue)), blocking_(blocking), priority_(priority) {}
+
+bool Stream::is_legacy_default() const { return &context_.legacy_stream() == this; }
+
+Queue& Stream::order_for_new_work() {
+  if (is_legacy_default()) {
+    for (Stream* other : context_.streams())
+      if (other->blocking()) queue_->wait_for(other->queue());
+  } else if (blocking_) {
+    queue_->wait_for(context_.legacy_stream().queue());
+  }
+  return *queue_;
+}
+
+Context::Context(int device, unsigned flags) : device_(device), flags_(flags) {
+  legacy_stream_ = std::make_unique<Stream>(*this, backend().create_queue(device), true, 0);
+  streams().add(legacy_stream_.get());
+  contexts().add(this);
+}
+
+Context::~Context() {
+  // Work still queued may touch memory freed below: let it finish first.
+  (void)synchronize();
+  contexts().remove(this);
+  for (auto& stream : streams_) streams().remove(stream.get());
+  streams().remove(legacy_stream_.get());
+  for (const Allocation& allocation : memory_registry().remove_all(this))
+    (void)backend().release(device_, reinterpret_cast<void*>(allocation.base));
+}
+
+Stream& Context::per_thread_stream() {
+  // One stream per (thread, context); it lives as long as the context.
+  thread_local std::map<const Context*, Stream*> per_thread;
+  auto found = per_thread.find(this);
+  if (found != per_thread.end() && streams().contains(found->second)) return *found->second;
+  Stream* stream = create_stream(true, 0).value();
+  per_thread[this] = stream;
+  return *stream;
+}
+
+Expected<Stream*> Context::create_stream(bool blocking, int priority) {
+  auto stream = std::make_unique<Stream>(*this, backend().create_queue(device_), blocking, priority);
+  Stream* result = stream.get();
+  std::lock_guard lock(mutex_);
+  streams_.push_back(std::move(stream));
+  streams().add(result);
+  return result;
+}
+
+Status Context::destroy_stream(Stream* stream) {
+  std::unique_ptr<Stream> doomed;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = std::find_if(streams_.begin(), streams_.end(),
+                              [&](const auto& owned) { return owned.get() == stream; });
+    if (found == streams_.end())
+      return make_error(ErrorCode::invalid_handle, "stream does not belong to this context");
+    doomed = std::move(*found);
+    streams_.erase(found);
+  }
+  streams().remove(stream);
+  // cuStreamDestroy returns at once but the stream's queued work still completes.
+  Status status = doomed->queue().synchronize();
+  if (!status) record_fault(status.error());
+  return {};
+}
+
+std::vector<Stream*> Context::streams() {
+  std::lock_guard lock(mutex_);
+  std::vector<Stream*> result;
+  result.reserve(streams_.size());
+  for (auto& stream : streams_) result.push_back(stream.get());
+  return result;
+}
+
+Status Context::synchronize() {
+  Status first = legacy_stream_->queue().synchronize();
+  for (Stream* stream : streams()) {
+    Status status = stream->queue().synchronize();
+    if (first && !status) first = status;
+  }
+  if (!first) record_fault(first.error());
+  if (auto error = fault()) return *error;
+  return {};
+}
+
+void Context::record_fault(const Error& error) {
+  std::lock_guard lock(mutex_);
+  if (!fault_) {
+    logger().error("context on device {}: {} (sticky: every later call on this context fails)",
+                   device_, error.message);
+    fault_ = error;
+  }
+}
+
+std::optional<Error> Context::fault() const {
+  std::lock_guard lock(mutex_);
+  return fault_;
+}
+
+namespace {
+
+struct PrimaryContext {
+  std::unique_ptr<Context> context;
+  unsigned retain_count = 0;
+  unsigned flags = 0;
+};
+
+std::mutex primary_mutex;
+
+PrimaryContext& primary(int device) {
+  static std::map<int, PrimaryContext> table;
+  return table[device];
+}
+
+thread_local std::vector<Context*> context_stack;
+
+}  // namespace
+
+Context& retain_primary_context(int device) {
+  std::lock_guard lock(primary_mutex);
+  PrimaryContext& entry = primary(device);
+  if (!entry.context) entry.context = std::make_unique<Context>(device, entry.flags);
+  ++entry.retain_count;
+  return *entry.context;
+}
+
+bool release_primary_context(int device) {
+  std::unique_ptr<Context> doomed;
+  {
+    std::lock_guard lock(primary_mutex);
+    PrimaryContext& entry = primary(device);
+    if (entry.retain_count == 0) return false;
+    if (--entry.retain_count == 0) doomed = std::move(entry.context);
+  }
+  return true;
+}
+
+Context* primary_context_if_active(int device) {
+  std::lock_guard lock(primary_mutex);
+  return primary(device).context.get();
+}
+
+unsigned primary_context_flags(int device) {
+  std::lock_guard lock(primary_mutex);
+  return primary(device).flags;
+}
+
+Status set_primary_context_flags(int device, unsigned flags) {
+  std::lock_guard lock(primary_mutex);
+  PrimaryContext& entry = primary(device);
+  entry.flags = flags;
+  if (entry.context) entry.context->set_flags(flags);
+  return {};
+}
+
+Status reset_primary_context(int device) {
+  std::unique_ptr<Context> doomed;
+  std::lock_guard lock(primary_mutex);
+  PrimaryContext& entry = primary(device);
+  doomed = std::move(entry.context);
+  entry.retain_count = 0;
+  return {};
+}
+
+Context* current_context() {
+  while (!context_stack.empty() && !contexts().contains(context_stack.back()))
+    context_stack.pop_back();
+  return context_stack.empty() ? nullptr : context_stack.back();
+}
+
+void set_current_context(Context* context) {
+  if (context_stack.empty()) {
+    if (context) context_stack.push_back(context);
+  } else if (context) {
+    context_stack.back() = context;
+  } else {
+    context_stack.pop_back();
+  }
+}
+
+void push_current_context(Context* context) { context_stack.push_back(context); }
+
+Context* pop_current_context() {
+  Context* top = current_context();
+  if (top) context_stack.pop_back();
+  return top;
+}
+
+}  // namespace xcuda::runtime

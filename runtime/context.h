@@ -1,0 +1,97 @@
+// Devices, contexts and streams: the CUDA object model above the backend.
+//
+// A context owns streams, modules and memory on one device. Each device has one primary
+// context (what the runtime API uses), retained and released by count. Faults met while
+// running a context's work are sticky: once one happens every later call on that context
+// reports it, as on a real GPU.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/handles.h"
+#include "runtime/status.h"
+
+namespace xcuda::runtime {
+
+class Context;
+
+class Stream {
+ public:
+  // `blocking` streams order themselves against the context's legacy default stream.
+  Stream(Context& context, std::unique_ptr<Queue> queue, bool blocking, int priority);
+
+  Context& context() const { return context_; }
+  Queue& queue() const { return *queue_; }
+  bool blocking() const { return blocking_; }
+  int priority() const { return priority_; }
+  bool is_legacy_default() const;
+
+  // Every enqueue goes through here so legacy-default-stream ordering holds: the legacy
+  // stream waits for every blocking stream, and a blocking stream waits for the legacy stream.
+  Queue& order_for_new_work();
+
+ private:
+  Context& context_;
+  std::unique_ptr<Queue> queue_;
+  bool blocking_;
+  int priority_;
+};
+
+class Context {
+ public:
+  Context(int device, unsigned flags);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  int device() const { return device_; }
+  unsigned flags() const { return flags_; }
+  void set_flags(unsigned flags) { flags_ = flags; }
+
+  Stream& legacy_stream() { return *legacy_stream_; }
+  // The calling thread's per-thread default stream (cudaStreamPerThread).
+  Stream& per_thread_stream();
+  Expected<Stream*> create_stream(bool blocking, int priority);
+  Status destroy_stream(Stream* stream);
+  std::vector<Stream*> streams();
+
+  // Waits for all work of the context, then reports its sticky fault, if any.
+  Status synchronize();
+  // A fault met while running queued work: remembered for every later call.
+  void record_fault(const Error& error);
+  std::optional<Error> fault() const;
+
+ private:
+  int device_;
+  unsigned flags_;
+  std::unique_ptr<Stream> legacy_stream_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::optional<Error> fault_;
+};
+
+HandleRegistry<Context>& contexts();
+HandleRegistry<Stream>& streams();
+
+// The primary context of `device`, created on first retain.
+Context& retain_primary_context(int device);
+// Returns false when the primary context was not retained.
+bool release_primary_context(int device);
+Context* primary_context_if_active(int device);
+unsigned primary_context_flags(int device);
+Status set_primary_context_flags(int device, unsigned flags);
+Status reset_primary_context(int device);
+
+// The calling thread's context stack (cuCtxPushCurrent / cuCtxPopCurrent / cuCtxSetCurrent).
+// A context destroyed while another thread holds it as current reads there as no context.
+Context* current_context();
+void set_current_context(Context* context);
+void push_current_context(Context* context);
+Context* pop_current_context();
+
+}  // namespace xcuda::runtime

@@ -1,0 +1,75 @@
+// How errors travel inside xcuda: a code the API edge can map to a CUresult, and a message for
+// the log that says what went wrong and where. Nothing below src/ throws across a boundary.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace xcuda {
+
+enum class ErrorCode {
+  invalid_value,
+  invalid_image,
+  invalid_ptx,
+  no_binary_for_gpu,
+  not_found,
+  out_of_memory,
+  not_supported,
+  invalid_handle,
+  invalid_context,
+  not_initialized,
+  illegal_address,
+  launch_failed,
+  launch_out_of_resources,
+  not_ready,
+  unknown,
+};
+
+struct Error {
+  ErrorCode code = ErrorCode::unknown;
+  std::string message;
+};
+
+template <class T>
+class [[nodiscard]] Expected {
+ public:
+  Expected(T value) : state_(std::move(value)) {}
+  Expected(Error error) : state_(std::move(error)) {}
+
+  bool ok() const { return state_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<0>(state_); }
+  const T& value() const { return std::get<0>(state_); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const Error& error() const { return std::get<1>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+template <>
+class [[nodiscard]] Expected<void> {
+ public:
+  Expected() = default;
+  Expected(Error error) : error_(std::move(error)), ok_(false) {}
+
+  bool ok() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const Error& error() const { return error_; }
+
+ private:
+  Error error_;
+  bool ok_ = true;
+};
+
+using Status = Expected<void>;
+
+inline Error make_error(ErrorCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
+
+}  // namespace xcuda
