@@ -8,12 +8,12 @@
 
 namespace xcuda::runtime {
 
-HandleRegistry<Context>& contexts() {
+HandleRegistry<Context>& live_contexts() {
   static HandleRegistry<Context> registry;
   return registry;
 }
 
-HandleRegistry<Stream>& streams() {
+HandleRegistry<Stream>& live_streams() {
   static HandleRegistry<Stream> registry;
   return registry;
 }
@@ -35,16 +35,16 @@ Queue& Stream::order_for_new_work() {
 
 Context::Context(int device, unsigned flags) : device_(device), flags_(flags) {
   legacy_stream_ = std::make_unique<Stream>(*this, backend().create_queue(device), true, 0);
-  streams().add(legacy_stream_.get());
-  contexts().add(this);
+  live_streams().add(legacy_stream_.get());
+  live_contexts().add(this);
 }
 
 Context::~Context() {
   // Work still queued may touch memory freed below: let it finish first.
   (void)synchronize();
-  contexts().remove(this);
-  for (auto& stream : streams_) streams().remove(stream.get());
-  streams().remove(legacy_stream_.get());
+  live_contexts().remove(this);
+  for (auto& stream : streams_) live_streams().remove(stream.get());
+  live_streams().remove(legacy_stream_.get());
   for (const Allocation& allocation : memory_registry().remove_all(this))
     (void)backend().release(device_, reinterpret_cast<void*>(allocation.base));
 }
@@ -53,7 +53,7 @@ Stream& Context::per_thread_stream() {
   // One stream per (thread, context); it lives as long as the context.
   thread_local std::map<const Context*, Stream*> per_thread;
   auto found = per_thread.find(this);
-  if (found != per_thread.end() && streams().contains(found->second)) return *found->second;
+  if (found != per_thread.end() && live_streams().contains(found->second)) return *found->second;
   Stream* stream = create_stream(true, 0).value();
   per_thread[this] = stream;
   return *stream;
@@ -64,7 +64,7 @@ Expected<Stream*> Context::create_stream(bool blocking, int priority) {
   Stream* result = stream.get();
   std::lock_guard lock(mutex_);
   streams_.push_back(std::move(stream));
-  streams().add(result);
+  live_streams().add(result);
   return result;
 }
 
@@ -79,7 +79,7 @@ Status Context::destroy_stream(Stream* stream) {
     doomed = std::move(*found);
     streams_.erase(found);
   }
-  streams().remove(stream);
+  live_streams().remove(stream);
   // cuStreamDestroy returns at once but the stream's queued work still completes.
   Status status = doomed->queue().synchronize();
   if (!status) record_fault(status.error());
@@ -185,7 +185,7 @@ Status reset_primary_context(int device) {
 }
 
 Context* current_context() {
-  while (!context_stack.empty() && !contexts().contains(context_stack.back()))
+  while (!context_stack.empty() && !live_contexts().contains(context_stack.back()))
     context_stack.pop_back();
   return context_stack.empty() ? nullptr : context_stack.back();
 }

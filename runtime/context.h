@@ -75,8 +75,8 @@ class Context {
   std::optional<Error> fault_;
 };
 
-HandleRegistry<Context>& contexts();
-HandleRegistry<Stream>& streams();
+HandleRegistry<Context>& live_contexts();
+HandleRegistry<Stream>& live_streams();
 
 // The primary context of `device`, created on first retain.
 Context& retain_primary_context(int device);

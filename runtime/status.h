@@ -21,6 +21,7 @@ enum class ErrorCode {
   not_initialized,
   illegal_address,
   launch_failed,
+  assertion_failed,  // a device-side assert(): CUDA_ERROR_ASSERT
   launch_out_of_resources,
   not_ready,
   unknown,

@@ -1,0 +1,30 @@
+#include "runtime/backend.h"
+
+#include "runtime/environment.h"
+#include "runtime/host/host_backend.h"
+#include "runtime/log.h"
+
+namespace xcuda::runtime {
+namespace {
+
+std::unique_ptr<Backend> choose_backend() {
+  const Environment& settings = environment();
+  if (settings.backend == BackendChoice::hip)
+    logger().warn("XCUDA_BACKEND=hip: the HIP backend is not built yet; using the host CPU");
+  HostBackendOptions options;
+  options.compute_major = settings.compute_major;
+  options.compute_minor = settings.compute_minor;
+  options.worker_count = settings.host_threads;
+  auto chosen = make_host_backend(options);
+  logger().info("backend: {} ({} device)", chosen->name(), chosen->device_count());
+  return chosen;
+}
+
+}  // namespace
+
+Backend& backend() {
+  static std::unique_ptr<Backend> instance = choose_backend();
+  return *instance;
+}
+
+}  // namespace xcuda::runtime

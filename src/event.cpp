@@ -1,0 +1,93 @@
+// Events: markers in streams, for ordering and timing.
+#include "src/api.h"
+
+#include "runtime/event.h"
+
+using namespace xcuda;
+using runtime::Event;
+
+namespace {
+
+Event* as_event(CUevent handle) { return reinterpret_cast<Event*>(handle); }
+
+CUresult record(const char* function, CUevent handle, CUstream stream_handle, bool per_thread) {
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  CUresult status;
+  runtime::Stream* stream = api::resolve_stream(function, stream_handle, per_thread, status);
+  if (!stream) return status;
+  XCUDA_REQUIRE(&stream->context() == &as_event(handle)->context(), CUDA_ERROR_INVALID_HANDLE,
+                "event and stream belong to different contexts");
+  as_event(handle)->record(*stream);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuEventCreate(CUevent* result, unsigned int flags) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "event output pointer is null");
+  constexpr unsigned known =
+      CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+  XCUDA_REQUIRE((flags & ~known) == 0, CUDA_ERROR_INVALID_VALUE, "unknown flags");
+  CUresult status;
+  runtime::Context* context = api::current_context(__func__, status);
+  if (!context) return status;
+  auto* event = new Event(*context, (flags & CU_EVENT_DISABLE_TIMING) == 0);
+  runtime::live_events().add(event);
+  *result = reinterpret_cast<CUevent>(event);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuEventDestroy_v2(CUevent handle) {
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  runtime::live_events().remove(as_event(handle));
+  // A marker may still be queued; it holds the event, so wait for it before freeing.
+  as_event(handle)->wait();
+  delete as_event(handle);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
+  return record(__func__, event, stream, false);
+}
+XCUDA_EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) {
+  return record(__func__, event, stream, true);
+}
+XCUDA_EXPORT CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) {
+  XCUDA_REQUIRE((flags & ~CU_EVENT_RECORD_EXTERNAL) == 0, CUDA_ERROR_INVALID_VALUE,
+                "unknown flags");
+  return record(__func__, event, stream, false);
+}
+XCUDA_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream,
+                                                  unsigned int flags) {
+  XCUDA_REQUIRE((flags & ~CU_EVENT_RECORD_EXTERNAL) == 0, CUDA_ERROR_INVALID_VALUE,
+                "unknown flags");
+  return record(__func__, event, stream, true);
+}
+
+XCUDA_EXPORT CUresult cuEventQuery(CUevent handle) {
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  return as_event(handle)->complete() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+XCUDA_EXPORT CUresult cuEventSynchronize(CUevent handle) {
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  as_event(handle)->wait();
+  if (auto fault = as_event(handle)->context().fault()) return api::fail(__func__, *fault);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuEventElapsedTime_v2(float* milliseconds, CUevent start, CUevent end) {
+  XCUDA_REQUIRE(milliseconds, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  XCUDA_REQUIRE(runtime::live_events().contains(start) && runtime::live_events().contains(end),
+                CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  XCUDA_REQUIRE(as_event(start)->timing() && as_event(end)->timing(), CUDA_ERROR_INVALID_HANDLE,
+                "event was created with CU_EVENT_DISABLE_TIMING");
+  auto elapsed = as_event(end)->elapsed_since(*as_event(start));
+  XCUDA_REQUIRE(elapsed, CUDA_ERROR_NOT_READY, "an event has not completed or was not recorded");
+  *milliseconds = *elapsed;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
+  return cuEventElapsedTime_v2(milliseconds, start, end);
+}

@@ -1,0 +1,279 @@
+// Memory: allocation, copies and fills. On the host backend a device pointer is a host
+// pointer, but every device-side range is still checked against the live allocations so a
+// wrong pointer is an error code, not a crash.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "src/api.h"
+
+#include "runtime/backend.h"
+#include "runtime/memory.h"
+
+using namespace xcuda;
+using runtime::Allocation;
+using runtime::Context;
+using runtime::MemoryKind;
+
+namespace {
+
+void* as_pointer(CUdeviceptr address) { return reinterpret_cast<void*>(address); }
+
+CUresult allocate(const char* function, void** result, size_t bytes, MemoryKind kind) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  XCUDA_REQUIRE(bytes > 0, CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes");
+  CUresult status;
+  Context* context = api::current_context(function, status);
+  if (!context) return status;
+  Expected<void*> memory = runtime::backend().allocate(context->device(), bytes);
+  if (!memory) return api::fail(function, memory.error());
+  runtime::memory_registry().add(
+      Allocation{reinterpret_cast<uintptr_t>(*memory), bytes, kind, context});
+  *result = *memory;
+  return CUDA_SUCCESS;
+}
+
+CUresult release(const char* function, void* pointer, MemoryKind kind) {
+  if (!pointer) return CUDA_SUCCESS;
+  XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
+  auto found = runtime::memory_registry().find(reinterpret_cast<uintptr_t>(pointer));
+  XCUDA_REQUIRE(found && found->base == reinterpret_cast<uintptr_t>(pointer) &&
+                    ((found->kind == MemoryKind::host) == (kind == MemoryKind::host)),
+                CUDA_ERROR_INVALID_VALUE, "pointer was not returned by an allocation call");
+  // Freeing waits for the device, as cuMemFree does on a real GPU.
+  Context* context = found->context;
+  (void)context->synchronize();
+  runtime::memory_registry().remove(found->base);
+  XCUDA_CHECK_STATUS(runtime::backend().release(context->device(), pointer));
+  return CUDA_SUCCESS;
+}
+
+// A device-side range must lie inside one live allocation.
+CUresult check_device_range(const char* function, CUdeviceptr address, size_t bytes,
+                            const char* which) {
+  auto found = runtime::memory_registry().find(address);
+  bool inside = found && address - found->base + bytes <= std::max<size_t>(found->size, 1);
+  if (!inside)
+    return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                     fmt::format("{} range [{:#x}, +{}) is not inside a live allocation", which,
+                                 address, bytes));
+  return CUDA_SUCCESS;
+}
+
+// Enqueues the copy on the stream; synchronous entry points then wait for it.
+CUresult copy(const char* function, void* destination, const void* source, size_t bytes,
+              CUstream handle, bool per_thread, bool synchronous) {
+  if (bytes == 0) return CUDA_SUCCESS;
+  XCUDA_REQUIRE(destination && source, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  CUresult status;
+  runtime::Stream* stream = api::resolve_stream(function, handle, per_thread, status);
+  if (!stream) return status;
+  stream->order_for_new_work().copy(destination, source, bytes);
+  if (synchronous) XCUDA_CHECK_STATUS(stream->queue().synchronize());
+  return CUDA_SUCCESS;
+}
+
+CUresult fill(const char* function, CUdeviceptr destination, uint32_t pattern,
+              uint32_t pattern_bytes, size_t count, CUstream handle, bool per_thread,
+              bool synchronous) {
+  if (count == 0) return CUDA_SUCCESS;
+  XCUDA_REQUIRE(destination % pattern_bytes == 0, CUDA_ERROR_INVALID_VALUE,
+                "destination is not aligned to the element size");
+  if (CUresult status = check_device_range(function, destination, count * pattern_bytes,
+                                           "destination");
+      status != CUDA_SUCCESS)
+    return status;
+  CUresult status;
+  runtime::Stream* stream = api::resolve_stream(function, handle, per_thread, status);
+  if (!stream) return status;
+  stream->order_for_new_work().fill(as_pointer(destination), pattern, pattern_bytes, count);
+  if (synchronous) XCUDA_CHECK_STATUS(stream->queue().synchronize());
+  return CUDA_SUCCESS;
+}
+
+// Copies that name device memory on one side check it, then share `copy`.
+CUresult copy_to_device(const char* function, CUdeviceptr destination, const void* source,
+                        size_t bytes, CUstream stream, bool per_thread, bool synchronous) {
+  if (bytes && check_device_range(function, destination, bytes, "destination") != CUDA_SUCCESS)
+    return CUDA_ERROR_INVALID_VALUE;
+  return copy(function, as_pointer(destination), source, bytes, stream, per_thread, synchronous);
+}
+
+CUresult copy_from_device(const char* function, void* destination, CUdeviceptr source,
+                          size_t bytes, CUstream stream, bool per_thread, bool synchronous) {
+  if (bytes && check_device_range(function, source, bytes, "source") != CUDA_SUCCESS)
+    return CUDA_ERROR_INVALID_VALUE;
+  return copy(function, destination, as_pointer(source), bytes, stream, per_thread, synchronous);
+}
+
+CUresult copy_device_to_device(const char* function, CUdeviceptr destination, CUdeviceptr source,
+                               size_t bytes, CUstream stream, bool per_thread, bool synchronous) {
+  if (bytes && check_device_range(function, source, bytes, "source") != CUDA_SUCCESS)
+    return CUDA_ERROR_INVALID_VALUE;
+  return copy_to_device(function, destination, as_pointer(source), bytes, stream, per_thread,
+                        synchronous);
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* result, size_t bytes) {
+  return allocate(__func__, reinterpret_cast<void**>(result), bytes, MemoryKind::device);
+}
+
+XCUDA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* result, size_t* pitch, size_t width_bytes,
+                                         size_t height, unsigned int element_bytes) {
+  XCUDA_REQUIRE(pitch, CUDA_ERROR_INVALID_VALUE, "pitch output pointer is null");
+  XCUDA_REQUIRE(element_bytes == 4 || element_bytes == 8 || element_bytes == 16,
+                CUDA_ERROR_INVALID_VALUE, "element size must be 4, 8 or 16");
+  // Rows start on 512-byte boundaries, the texture alignment GPUs report.
+  size_t row = (width_bytes + 511) / 512 * 512;
+  CUresult status = allocate(__func__, reinterpret_cast<void**>(result), row * height,
+                             MemoryKind::device);
+  if (status == CUDA_SUCCESS) *pitch = row;
+  return status;
+}
+
+XCUDA_EXPORT CUresult cuMemFree_v2(CUdeviceptr address) {
+  return release(__func__, as_pointer(address), MemoryKind::device);
+}
+
+XCUDA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* result, size_t bytes, unsigned int flags) {
+  XCUDA_REQUIRE(flags == CU_MEM_ATTACH_GLOBAL || flags == CU_MEM_ATTACH_HOST,
+                CUDA_ERROR_INVALID_VALUE, "flags must be CU_MEM_ATTACH_GLOBAL or _HOST");
+  return allocate(__func__, reinterpret_cast<void**>(result), bytes, MemoryKind::managed);
+}
+
+XCUDA_EXPORT CUresult cuMemAllocHost_v2(void** result, size_t bytes) {
+  return allocate(__func__, result, bytes, MemoryKind::host);
+}
+
+XCUDA_EXPORT CUresult cuMemHostAlloc(void** result, size_t bytes, unsigned int flags) {
+  constexpr unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                             CU_MEMHOSTALLOC_WRITECOMBINED;
+  XCUDA_REQUIRE((flags & ~known) == 0, CUDA_ERROR_INVALID_VALUE, "unknown flags");
+  return allocate(__func__, result, bytes, MemoryKind::host);
+}
+
+XCUDA_EXPORT CUresult cuMemFreeHost(void* pointer) {
+  return release(__func__, pointer, MemoryKind::host);
+}
+
+XCUDA_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* result, void* host,
+                                                   unsigned int flags) {
+  XCUDA_REQUIRE(result && host, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  XCUDA_REQUIRE(flags == 0, CUDA_ERROR_INVALID_VALUE, "flags must be 0");
+  auto found = runtime::memory_registry().find(reinterpret_cast<uintptr_t>(host));
+  XCUDA_REQUIRE(found && found->kind == MemoryKind::host, CUDA_ERROR_INVALID_VALUE,
+                "pointer is not page-locked host memory");
+  *result = reinterpret_cast<CUdeviceptr>(host);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
+  CUresult status;
+  Context* context = api::current_context(__func__, status);
+  if (!context) return status;
+  const auto& properties = runtime::backend().properties(context->device());
+  if (total_bytes) *total_bytes = properties.total_memory;
+  if (free_bytes) {
+    long pages = sysconf(_SC_AVPHYS_PAGES);
+    *free_bytes = pages > 0 ? static_cast<size_t>(pages) * sysconf(_SC_PAGESIZE)
+                            : properties.total_memory;
+  }
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, size_t* size,
+                                              CUdeviceptr address) {
+  XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
+  auto found = runtime::memory_registry().find(address);
+  XCUDA_REQUIRE(found, CUDA_ERROR_NOT_FOUND, "address is not inside a live allocation");
+  if (base) *base = found->base;
+  if (size) *size = found->size;
+  return CUDA_SUCCESS;
+}
+
+// Copies. The _ptds/_ptsz variants differ only in what stream 0 means.
+XCUDA_EXPORT CUresult cuMemcpy(CUdeviceptr destination, CUdeviceptr source, size_t bytes) {
+  return copy(__func__, as_pointer(destination), as_pointer(source), bytes, nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr destination, CUdeviceptr source, size_t bytes) {
+  return copy(__func__, as_pointer(destination), as_pointer(source), bytes, nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAsync(CUdeviceptr destination, CUdeviceptr source, size_t bytes,
+                                    CUstream stream) {
+  return copy(__func__, as_pointer(destination), as_pointer(source), bytes, stream, false, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr destination, CUdeviceptr source,
+                                         size_t bytes, CUstream stream) {
+  return copy(__func__, as_pointer(destination), as_pointer(source), bytes, stream, true, false);
+}
+
+XCUDA_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr destination, const void* source, size_t bytes) {
+  return copy_to_device(__func__, destination, source, bytes, nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr destination, const void* source,
+                                           size_t bytes) {
+  return copy_to_device(__func__, destination, source, bytes, nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void* source,
+                                           size_t bytes, CUstream stream) {
+  return copy_to_device(__func__, destination, source, bytes, stream, false, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr destination, const void* source,
+                                                size_t bytes, CUstream stream) {
+  return copy_to_device(__func__, destination, source, bytes, stream, true, false);
+}
+
+XCUDA_EXPORT CUresult cuMemcpyDtoH_v2(void* destination, CUdeviceptr source, size_t bytes) {
+  return copy_from_device(__func__, destination, source, bytes, nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void* destination, CUdeviceptr source, size_t bytes) {
+  return copy_from_device(__func__, destination, source, bytes, nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* destination, CUdeviceptr source, size_t bytes,
+                                           CUstream stream) {
+  return copy_from_device(__func__, destination, source, bytes, stream, false, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void* destination, CUdeviceptr source,
+                                                size_t bytes, CUstream stream) {
+  return copy_from_device(__func__, destination, source, bytes, stream, true, false);
+}
+
+XCUDA_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr destination, CUdeviceptr source, size_t bytes) {
+  return copy_device_to_device(__func__, destination, source, bytes, nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr destination, CUdeviceptr source,
+                                           size_t bytes) {
+  return copy_device_to_device(__func__, destination, source, bytes, nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr destination, CUdeviceptr source,
+                                           size_t bytes, CUstream stream) {
+  return copy_device_to_device(__func__, destination, source, bytes, stream, false, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr destination, CUdeviceptr source,
+                                                size_t bytes, CUstream stream) {
+  return copy_device_to_device(__func__, destination, source, bytes, stream, true, false);
+}
+
+// Fills: cuMemsetD8/D16/D32 and their async and per-thread forms.
+#define XCUDA_FILL_ENTRY_POINTS(bits, type)                                                     \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##_v2(CUdeviceptr destination, type value, size_t count) { \
+    return fill(__func__, destination, value, bits / 8, count, nullptr, false, true);           \
+  }                                                                                             \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##_v2_ptds(CUdeviceptr destination, type value,          \
+                                                  size_t count) {                               \
+    return fill(__func__, destination, value, bits / 8, count, nullptr, true, true);            \
+  }                                                                                             \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##Async(CUdeviceptr destination, type value,             \
+                                               size_t count, CUstream stream) {                 \
+    return fill(__func__, destination, value, bits / 8, count, stream, false, false);           \
+  }                                                                                             \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##Async_ptsz(CUdeviceptr destination, type value,        \
+                                                    size_t count, CUstream stream) {            \
+    return fill(__func__, destination, value, bits / 8, count, stream, true, false);            \
+  }
+
+XCUDA_FILL_ENTRY_POINTS(8, unsigned char)
+XCUDA_FILL_ENTRY_POINTS(16, unsigned short)
+XCUDA_FILL_ENTRY_POINTS(32, unsigned int)

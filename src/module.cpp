@@ -1,0 +1,110 @@
+// Modules: loading images (fatbins, PTX), looking up kernels and global variables.
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "src/api.h"
+
+#include "runtime/module.h"
+
+using namespace xcuda;
+using runtime::Context;
+using runtime::Module;
+
+namespace {
+
+CUresult finish_load(const char* function, CUmodule* result,
+                     Expected<std::unique_ptr<Module>> loaded) {
+  if (!loaded) return api::fail(function, loaded.error());
+  *result = reinterpret_cast<CUmodule>(loaded->release());
+  return CUDA_SUCCESS;
+}
+
+CUresult load_image(const char* function, CUmodule* result, const void* image) {
+  XCUDA_REQUIRE(result && image, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  CUresult status;
+  Context* context = api::current_context(function, status);
+  if (!context) return status;
+  return finish_load(function, result, Module::load(*context, image, "module image"));
+}
+
+Module* as_module(CUmodule handle) { return reinterpret_cast<Module*>(handle); }
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuModuleLoadData(CUmodule* result, const void* image) {
+  return load_image(__func__, result, image);
+}
+
+XCUDA_EXPORT CUresult cuModuleLoadDataEx(CUmodule* result, const void* image,
+                                         unsigned int option_count, CUjit_option* options,
+                                         void** option_values) {
+  XCUDA_REQUIRE(option_count == 0 || (options && option_values), CUDA_ERROR_INVALID_VALUE,
+                "JIT options are null");
+  // JIT options tune NVIDIA's compiler or ask for its logs; ours ignores them.
+  return load_image(__func__, result, image);
+}
+
+XCUDA_EXPORT CUresult cuModuleLoadFatBinary(CUmodule* result, const void* image) {
+  return load_image(__func__, result, image);
+}
+
+XCUDA_EXPORT CUresult cuModuleLoad(CUmodule* result, const char* path) {
+  XCUDA_REQUIRE(result && path, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  CUresult status;
+  Context* context = api::current_context(__func__, status);
+  if (!context) return status;
+  std::ifstream file(path, std::ios::binary);
+  XCUDA_REQUIRE(file, CUDA_ERROR_FILE_NOT_FOUND, std::string("cannot open ") + path);
+  // A trailing NUL makes PTX text safe to scan as a C string.
+  std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  contents.push_back('\0');
+  return finish_load(__func__, result, Module::load(*context, contents.data(), path));
+}
+
+XCUDA_EXPORT CUresult cuModuleUnload(CUmodule handle) {
+  XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
+  XCUDA_REQUIRE(runtime::live_modules().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live module");
+  Module* module = as_module(handle);
+  // Kernels still queued may belong to this module.
+  (void)module->context().synchronize();
+  delete module;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuModuleGetFunction(CUfunction* result, CUmodule handle, const char* name) {
+  XCUDA_REQUIRE(result && name, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  XCUDA_REQUIRE(runtime::live_modules().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live module");
+  auto function = as_module(handle)->function(name);
+  if (!function) return api::fail(__func__, function.error());
+  *result = reinterpret_cast<CUfunction>(*function);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* address, size_t* bytes, CUmodule handle,
+                                           const char* name) {
+  XCUDA_REQUIRE(name, CUDA_ERROR_INVALID_VALUE, "name is null");
+  XCUDA_REQUIRE(runtime::live_modules().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live module");
+  auto global = as_module(handle)->global(name);
+  if (!global) return api::fail(__func__, global.error());
+  if (address) *address = reinterpret_cast<CUdeviceptr>(global->address);
+  if (bytes) *bytes = global->size;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule handle) {
+  XCUDA_REQUIRE(count, CUDA_ERROR_INVALID_VALUE, "count output pointer is null");
+  XCUDA_REQUIRE(runtime::live_modules().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live module");
+  *count = static_cast<unsigned>(as_module(handle)->info().kernels.size());
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
+  XCUDA_REQUIRE(mode, CUDA_ERROR_INVALID_VALUE, "mode output pointer is null");
+  *mode = CU_MODULE_EAGER_LOADING;
+  return CUDA_SUCCESS;
+}
