@@ -1,0 +1,116 @@
+// The xcuda command: run a CUDA program on xcuda, compile PTX ahead of time, describe devices.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptx/compiler.h"
+#include "runtime/backend.h"
+
+namespace {
+
+constexpr std::string_view usage =
+    "usage:\n"
+    "  xcuda run -- PROGRAM [ARGUMENTS...]     run a CUDA program on xcuda's libcuda.so.1\n"
+    "  xcuda compile --target host FILE.ptx -o OUTPUT.o\n"
+    "                                         compile PTX; report every problem as file:line:col\n"
+    "  xcuda info                             list the backend and its devices\n";
+
+int fail_usage(std::string_view message) {
+  std::cerr << "xcuda: " << message << "\n" << usage;
+  return 2;
+}
+
+// build/bin/xcuda finds build/lib/libcuda.so.1 beside it.
+std::filesystem::path library_directory() {
+  std::error_code error;
+  auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  return executable.parent_path().parent_path() / "lib";
+}
+
+int run(int argc, char** argv) {
+  int first = 0;
+  while (first < argc && std::string_view(argv[first]) != "--") ++first;
+  if (first + 1 >= argc) return fail_usage("run needs '-- PROGRAM'");
+  std::string path = library_directory().string();
+  if (const char* existing = std::getenv("LD_LIBRARY_PATH"); existing && *existing)
+    path += ":" + std::string(existing);
+  setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  execvp(argv[first + 1], argv + first + 1);
+  std::perror(argv[first + 1]);
+  return 127;
+}
+
+int compile(int argc, char** argv) {
+  std::string input, output, target = "host";
+  for (int index = 0; index < argc; ++index) {
+    std::string_view argument = argv[index];
+    if (argument == "-o" && index + 1 < argc) output = argv[++index];
+    else if (argument == "--target" && index + 1 < argc) target = argv[++index];
+    else if (!argument.empty() && argument[0] != '-' && input.empty()) input = argument;
+    else return fail_usage("unexpected argument '" + std::string(argument) + "'");
+  }
+  if (input.empty()) return fail_usage("compile needs a PTX file");
+  if (target != "host") return fail_usage("unknown target '" + target + "' (known: host)");
+  std::ifstream file(input, std::ios::binary);
+  if (!file) {
+    std::cerr << "xcuda: cannot open " << input << "\n";
+    return 1;
+  }
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  xcuda::ptx::CompileOptions options;
+  options.target = xcuda::ptx::Target::host;
+  options.file_name = input;
+  xcuda::ptx::CompileResult result = xcuda::ptx::compile(text, options);
+  for (const auto& diagnostic : result.diagnostics) std::cerr << diagnostic.to_string() << "\n";
+  if (!result.ok()) return 1;
+  if (output.empty()) output = std::filesystem::path(input).replace_extension(".o").string();
+  std::ofstream out(output, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(result.object.data()),
+            static_cast<std::streamsize>(result.object.size()));
+  if (!out) {
+    std::cerr << "xcuda: cannot write " << output << "\n";
+    return 1;
+  }
+  for (const auto& kernel : result.module.kernels)
+    std::cout << "kernel " << kernel.name << ": " << kernel.parameters.size() << " parameters, "
+              << kernel.static_shared_bytes << " bytes static shared memory\n";
+  return 0;
+}
+
+int info() {
+  auto& backend = xcuda::runtime::backend();
+  std::cout << "backend: " << backend.name() << "\n";
+  for (int device = 0; device < backend.device_count(); ++device) {
+    const auto& properties = backend.properties(device);
+    std::cout << "device " << device << ": " << properties.name << "\n"
+              << "  compute capability " << properties.compute_major << "."
+              << properties.compute_minor << " (XCUDA_CC)\n"
+              << "  multiprocessors    " << properties.multiprocessor_count << "\n"
+              << "  memory             " << (properties.total_memory >> 20) << " MiB\n"
+              << "  warp size          " << properties.warp_size << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return fail_usage("no command");
+  std::string_view command = argv[1];
+  if (command == "run") return run(argc - 2, argv + 2);
+  if (command == "compile") return compile(argc - 2, argv + 2);
+  if (command == "info") return info();
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << usage;
+    return 0;
+  }
+  return fail_usage("unknown command '" + std::string(command) + "'");
+}
