@@ -66,8 +66,9 @@ constexpr size_t wrapper_size = 24;
 constexpr size_t fatbin_header_size = 16;
 constexpr size_t entry_header_min_size = 0x40;
 
-// The magics 0x466243B1, 0xBA55ED50 and "\x7FELF" as they lie in memory. All their bytes are non-zero, so matching byte by byte
-// stops at the terminator of a short PTX string instead of reading past it.
+// The magics 0x466243B1, 0xBA55ED50 and "\x7FELF" as they lie in memory. All their bytes are
+// non-zero, so matching byte by byte stops at the terminator of a short PTX string instead of
+// reading past it.
 constexpr std::array<uint8_t, 4> wrapper_magic_bytes = {0xB1, 0x43, 0x62, 0x46};
 constexpr std::array<uint8_t, 4> fatbin_magic_bytes = {0x50, 0xED, 0x55, 0xBA};
 constexpr std::array<uint8_t, 4> elf_magic_bytes = {0x7F, 'E', 'L', 'F'};
@@ -89,8 +90,7 @@ Error image_error(std::string message) {
   return make_error(ErrorCode::invalid_image, std::move(message));
 }
 
-bool starts_with_bytes(const uint8_t* image, size_t size_bound,
-                       std::span<const uint8_t> magic) {
+bool starts_with_bytes(const uint8_t* image, size_t size_bound, std::span<const uint8_t> magic) {
   for (size_t i = 0; i < magic.size(); ++i) {
     if (i >= size_bound || image[i] != magic[i]) return false;
   }
@@ -138,8 +138,8 @@ Expected<std::string_view> header_string(std::span<const uint8_t> header, uint64
   if (size == 0) return std::string_view{};
   if (offset > header.size() || size > header.size() - offset) {
     return image_error(where + ": " + std::string(field) + " at " + hex(offset) + " size " +
-                       std::to_string(size) + " lies outside the " +
-                       std::to_string(header.size()) + "-byte entry header");
+                       std::to_string(size) + " lies outside the " + std::to_string(header.size()) +
+                       "-byte entry header");
   }
   return std::string_view(reinterpret_cast<const char*>(header.data() + offset), size);
 }
@@ -167,17 +167,16 @@ Expected<ParsedEntry> parse_entry(std::span<const uint8_t> fatbin, size_t entry_
   const uint64_t flags = load<uint64_t>(raw + 0x28);
 
   if (header_size < entry_header_min_size) {
-    return image_error(where + ": header size " + std::to_string(header_size) +
-                       " smaller than " + std::to_string(entry_header_min_size));
+    return image_error(where + ": header size " + std::to_string(header_size) + " smaller than " +
+                       std::to_string(entry_header_min_size));
   }
   if (header_size > rest.size()) {
     return image_error(where + ": header size " + std::to_string(header_size) + " exceeds the " +
                        std::to_string(rest.size()) + " bytes left in the fatbin");
   }
   if (padded_size > rest.size() - header_size) {
-    return image_error(where + ": payload size " + std::to_string(padded_size) +
-                       " exceeds the " + std::to_string(rest.size() - header_size) +
-                       " bytes left in the fatbin");
+    return image_error(where + ": payload size " + std::to_string(padded_size) + " exceeds the " +
+                       std::to_string(rest.size() - header_size) + " bytes left in the fatbin");
   }
 
   FatbinEntry entry;
@@ -208,24 +207,22 @@ Expected<ParsedEntry> parse_entry(std::span<const uint8_t> fatbin, size_t entry_
     }
     entry.uncompressed_size = load<uint64_t>(raw + 0x38);
     if (entry.uncompressed_size == 0 || entry.uncompressed_size > max_image_bytes) {
-      return image_error(where + ": uncompressed size " +
-                         std::to_string(entry.uncompressed_size) + " is not in 1.." +
-                         std::to_string(max_image_bytes));
+      return image_error(where + ": uncompressed size " + std::to_string(entry.uncompressed_size) +
+                         " is not in 1.." + std::to_string(max_image_bytes));
     }
     entry.payload = {payload_start, stored_size};
   }
 
   const std::span<const uint8_t> header = rest.first(header_size);
-  auto identifier = header_string(header, load<uint32_t>(raw + 0x20),
-                                  load<uint32_t>(raw + 0x24), "identifier", where);
+  auto identifier = header_string(header, load<uint32_t>(raw + 0x20), load<uint32_t>(raw + 0x24),
+                                  "identifier", where);
   if (!identifier) return identifier.error();
   entry.identifier = *identifier;
 
   if (options_ref != 0) {
     if (options_ref > header_size || header_size - options_ref < 8) {
-      return image_error(where + ": options block at " + hex(options_ref) +
-                         " lies outside the " + std::to_string(header_size) +
-                         "-byte entry header");
+      return image_error(where + ": options block at " + hex(options_ref) + " lies outside the " +
+                         std::to_string(header_size) + "-byte entry header");
     }
     auto options = header_string(header, load<uint32_t>(raw + options_ref),
                                  load<uint32_t>(raw + options_ref + 4), "options", where);
@@ -275,9 +272,9 @@ Error no_ptx_error(std::span<const FatbinEntry> entries, int target_arch) {
     }
   }
   if (ptx.empty()) {
-    return make_error(ErrorCode::no_binary_for_gpu,
-                      only_elf ? "no PTX: only SASS for " + join(others)
-                               : "no PTX: only " + join(others));
+    return make_error(ErrorCode::no_binary_for_gpu, only_elf
+                                                        ? "no PTX: only SASS for " + join(others)
+                                                        : "no PTX: only " + join(others));
   }
   return make_error(ErrorCode::no_binary_for_gpu,
                     "no PTX usable on " + target + ": only " + join(ptx) +
@@ -306,8 +303,8 @@ Expected<std::string> decompress_zstd(const FatbinEntry& entry, const std::strin
   }
 
   std::string output(entry.uncompressed_size, '\0');
-  const size_t produced = ZSTD_decompress(output.data(), output.size(), entry.payload.data(),
-                                          entry.payload.size());
+  const size_t produced =
+      ZSTD_decompress(output.data(), output.size(), entry.payload.data(), entry.payload.size());
   if (ZSTD_isError(produced)) {
     return image_error(where + ": zstd: " + ZSTD_getErrorName(produced));
   }
@@ -328,9 +325,9 @@ Expected<std::string> decompress_lz4(const FatbinEntry& entry, const std::string
                        " bytes cannot expand to " + std::to_string(entry.uncompressed_size));
   }
   std::string output(entry.uncompressed_size, '\0');
-  const int produced = LZ4_decompress_safe(reinterpret_cast<const char*>(entry.payload.data()),
-                                           output.data(), static_cast<int>(entry.payload.size()),
-                                           static_cast<int>(output.size()));
+  const int produced =
+      LZ4_decompress_safe(reinterpret_cast<const char*>(entry.payload.data()), output.data(),
+                          static_cast<int>(entry.payload.size()), static_cast<int>(output.size()));
   if (produced < 0) return image_error(where + ": LZ4 payload is corrupted");
   if (static_cast<uint64_t>(produced) != output.size()) {
     return image_error(where + ": LZ4 gave " + std::to_string(produced) +
@@ -409,17 +406,17 @@ Expected<Fatbin> parse_fatbin(const void* data, size_t size_bound) {
   const uint64_t payload_size = load<uint64_t>(bytes + 0x08);
   if (version != 1) return image_error("fatbin: unknown version " + std::to_string(version));
   if (header_size < fatbin_header_size) {
-    return image_error("fatbin: header size " + std::to_string(header_size) +
-                       " smaller than " + std::to_string(fatbin_header_size));
+    return image_error("fatbin: header size " + std::to_string(header_size) + " smaller than " +
+                       std::to_string(fatbin_header_size));
   }
   if (payload_size > max_image_bytes) {
-    return image_error("fatbin: payload size " + std::to_string(payload_size) +
-                       " exceeds the " + std::to_string(max_image_bytes) + "-byte limit");
+    return image_error("fatbin: payload size " + std::to_string(payload_size) + " exceeds the " +
+                       std::to_string(max_image_bytes) + "-byte limit");
   }
   const uint64_t total_size = header_size + payload_size;
   if (size_bound != unknown_size && total_size > size_bound) {
-    return image_error("fatbin: header declares " + std::to_string(total_size) +
-                       " bytes, only " + std::to_string(size_bound) + " available");
+    return image_error("fatbin: header declares " + std::to_string(total_size) + " bytes, only " +
+                       std::to_string(size_bound) + " available");
   }
 
   Fatbin fatbin;
@@ -478,8 +475,7 @@ Expected<const FatbinEntry*> select_ptx(std::span<const FatbinEntry> entries, in
 }
 
 Expected<std::string> extract_payload(const FatbinEntry& entry) {
-  const std::string where =
-      "entry " + std::to_string(entry.index) + " (" + entry.name() + ")";
+  const std::string where = "entry " + std::to_string(entry.index) + " (" + entry.name() + ")";
   if (entry.uncompressed_size > max_image_bytes) {
     return image_error(where + ": uncompressed size " + std::to_string(entry.uncompressed_size) +
                        " exceeds the " + std::to_string(max_image_bytes) + "-byte limit");
@@ -502,8 +498,7 @@ Expected<std::string> extract_ptx(const FatbinEntry& entry) {
   text->resize(std::min(text->size(), text->find('\0')));
   if (!looks_like_ptx(text->c_str(), text->size())) {
     return make_error(ErrorCode::invalid_ptx, "entry " + std::to_string(entry.index) + " (" +
-                                                  entry.name() +
-                                                  "): payload is not PTX text");
+                                                  entry.name() + "): payload is not PTX text");
   }
   return std::move(*text);
 }

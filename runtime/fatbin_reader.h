@@ -69,15 +69,19 @@ inline constexpr uint64_t family_specific = 0x200000;  // sm_100f / compute_100f
 
 enum class Compression { none, lz4, zstd };
 
+// Views into the caller's image: payload, identifier and options stay valid only as long as the
+// bytes the entry was parsed from.
 struct FatbinEntry {
   FatbinEntryKind kind = FatbinEntryKind::ptx;
-  uint16_t format_version = 0;  // 0x0101 in everything CUDA 13 writes
-  uint32_t arch = 0;            // 75 for sm_75 / compute_75
+  uint16_t format_version = 0;      // 0x0101 in everything CUDA 13 writes
+  uint32_t arch = 0;                // 75 for sm_75 / compute_75
   uint16_t code_version_major = 0;  // PTX: the ISA version (9.0 for CUDA 13); ELF: 1.8
   uint16_t code_version_minor = 0;
   uint64_t flags = 0;
   Compression compression = Compression::none;
-  std::span<const uint8_t> payload;  // the stored bytes, without padding; compressed if so
+  // The stored bytes: exactly the compressed data when compressed, else the whole padded
+  // payload (a PTX text then ends in NULs).
+  std::span<const uint8_t> payload;
   uint64_t uncompressed_size = 0;    // equals payload.size() when not compressed
   std::string_view identifier;       // the source file with -G, or fatbinary --ident; often empty
   // The block the +0x14 field points at: for PTX the ptxas options nvcc recorded
@@ -128,7 +132,6 @@ struct LoadedPtx {
 // Everything cuModuleLoadData and friends need: classify `image`, follow a wrapper, parse the
 // fatbin, pick and extract the PTX for `target_arch`. ELF (SASS) images give no_binary_for_gpu,
 // since xcuda can only run PTX.
-Expected<LoadedPtx> load_ptx(const void* image, int target_arch,
-                             size_t size_bound = unknown_size);
+Expected<LoadedPtx> load_ptx(const void* image, int target_arch, size_t size_bound = unknown_size);
 
 }  // namespace xcuda::runtime

@@ -2,13 +2,17 @@
 // identified by UUID. Their layouts are undocumented. Each slot we answer is named below with
 // how its behaviour was established; every other slot of a table we hand out is a function that
 // logs "table, slot" and answers CUDA_ERROR_NOT_SUPPORTED, so a slot we missed shows up at once.
+#include <pthread.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "src/api.h"
 
-#include "runtime/module.h"
+#include "src/cudart_integrity.h"
 
 using namespace xcuda;
 
@@ -86,10 +90,115 @@ constexpr CUuuid uuid(std::array<unsigned char, 16> bytes) {
   return result;
 }
 
+// ---- tools hooks: a094798c-2e74-2e74-93f2-0800200c0a66 -------------------------------------
+// Where profilers' callbacks would be registered. cudart 13.0 calls slot 2 right after it
+// obtains the cudart interface (measured with a logging table) and, per earlier clean-room
+// work, slot 6: each hands back a block of memory and its size that cudart then fills in. With
+// no profiler attached, zeroed blocks mean "no hooks".
+uintptr_t callback_hook_slots[1024];
+uint8_t callback_hook_flags[14];
+
+void hook_slots(uintptr_t** block, size_t* size) {
+  *block = callback_hook_slots;
+  *size = std::size(callback_hook_slots);
+}
+
+void hook_flags(uint8_t** block, size_t* size) {
+  *block = callback_hook_flags;
+  *size = std::size(callback_hook_flags);
+}
+
+constexpr int tools_hooks_size = 7;
+
+const auto tools_hooks = [] {
+  auto slots = unknown_slots<2>(std::make_index_sequence<tools_hooks_size>());
+  slots[0] = reinterpret_cast<Slot>(uintptr_t{tools_hooks_size * sizeof(Slot)});
+  slots[2] = reinterpret_cast<Slot>(&hook_slots);
+  slots[6] = reinterpret_cast<Slot>(&hook_flags);
+  return slots;
+}();
+const auto tools_tls = unknown_slots<3>(std::make_index_sequence<16>());
+const auto context_local_storage = unknown_slots<4>(std::make_index_sequence<16>());
+// ---- integrity check: d4082055-bde6-704b-8d34-ba123c66e1f2 ----------------------------------
+// cudart 13.0 refuses to start without this table and calls slot 1 three times, with runtime
+// versions 13000, 13001 and 13002 and the current time in seconds (measured). It recomputes
+// the digest from what the driver reports and compares (cudart_integrity.h).
+CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest* result);
+
+constexpr int integrity_check_size = 2;
+
+const auto integrity_table = [] {
+  auto slots = unknown_slots<5>(std::make_index_sequence<integrity_check_size>());
+  slots[0] = reinterpret_cast<Slot>(uintptr_t{integrity_check_size * sizeof(Slot)});
+  slots[1] = reinterpret_cast<Slot>(&integrity_check);
+  return slots;
+}();
+
+CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest* result) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "result is null");
+  int device_count = 0;
+  if (CUresult status = cuDeviceGetCount(&device_count); status != CUDA_SUCCESS) return status;
+  std::vector<api::IntegrityDeviceRecord> devices(static_cast<size_t>(device_count));
+  for (int device = 0; device < device_count; ++device) {
+    api::IntegrityDeviceRecord& record = devices[static_cast<size_t>(device)];
+    CUuuid uuid;
+    int domain = 0, bus = 0, slot = 0;
+    if (cuDeviceGetUuid_v2(&uuid, device) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, device) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, device) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&slot, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, device) != CUDA_SUCCESS)
+      return api::fail(__func__, CUDA_ERROR_UNKNOWN, "cannot describe device for cudart");
+    std::memcpy(record.uuid, uuid.bytes, sizeof record.uuid);
+    record.pci_domain = uint32_t(domain);
+    record.pci_bus = uint32_t(bus);
+    record.pci_device = uint32_t(slot);
+  }
+  api::IntegrityRecord record{};
+  record.driver_version = CUDA_VERSION;
+  record.runtime_version = runtime_version;
+  record.process_id = uint32_t(getpid());
+  record.thread_id = uint32_t(reinterpret_cast<uintptr_t>(pthread_self()));
+  record.cudart_interface_table = cudart_interface.data();
+  record.integrity_table = integrity_table.data();
+  record.integrity_function = reinterpret_cast<const void*>(&integrity_check);
+  record.timestamp = seconds;
+  *result = api::integrity_digest(record, devices);
+  return CUDA_SUCCESS;
+}
+// ---- context checks: 263e8860-7cd2-6143-92f6-bbd5006dfa7e -----------------------------------
+// cudart 13.0 calls slot 3 with no arguments during start-up and refuses to start when the
+// table is missing (measured: cudaMalloc then fails with cudaErrorSymbolNotFound). Earlier
+// clean-room work reads its result as a status word where 0 means "nothing to report".
+unsigned no_context_problem() { return 0; }
+
+constexpr int context_checks_size = 4;
+
+const auto context_checks = [] {
+  auto slots = unknown_slots<6>(std::make_index_sequence<context_checks_size>());
+  slots[0] = reinterpret_cast<Slot>(uintptr_t{context_checks_size * sizeof(Slot)});
+  slots[3] = reinterpret_cast<Slot>(&no_context_problem);
+  return slots;
+}();
+
 const Table tables[] = {
     {uuid({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd,
            0x9d, 0xf9}),
      cudart_interface.data(), "cudart interface"},
+    {uuid({0xa0, 0x94, 0x79, 0x8c, 0x2e, 0x74, 0x2e, 0x74, 0x93, 0xf2, 0x08, 0x00, 0x20, 0x0c,
+           0x0a, 0x66}),
+     tools_hooks.data(), "tools hooks"},
+    {uuid({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a,
+           0xec, 0xdc}),
+     tools_tls.data(), "tools TLS"},
+    {uuid({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8,
+           0x95, 0x93}),
+     context_local_storage.data(), "context-local storage"},
+    {uuid({0x26, 0x3e, 0x88, 0x60, 0x7c, 0xd2, 0x61, 0x43, 0x92, 0xf6, 0xbb, 0xd5, 0x00, 0x6d,
+           0xfa, 0x7e}),
+     context_checks.data(), "context checks"},
+    {uuid({0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66,
+           0xe1, 0xf2}),
+     integrity_table.data(), "integrity check"},
 };
 
 std::string format_uuid(const CUuuid& id) {
