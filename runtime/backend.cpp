@@ -22,9 +22,11 @@ std::unique_ptr<Backend> choose_backend() {
 
 }  // namespace
 
+// The runtime's singletons are never destroyed: applications call the driver from their own
+// exit handlers (cudart releases its contexts there), after static destructors may have run.
 Backend& backend() {
-  static std::unique_ptr<Backend> instance = choose_backend();
-  return *instance;
+  static Backend& instance = *choose_backend().release();
+  return instance;
 }
 
 }  // namespace xcuda::runtime

@@ -9,12 +9,12 @@
 namespace xcuda::runtime {
 
 HandleRegistry<Context>& live_contexts() {
-  static HandleRegistry<Context> registry;
+  static auto& registry = *new HandleRegistry<Context>;
   return registry;
 }
 
 HandleRegistry<Stream>& live_streams() {
-  static HandleRegistry<Stream> registry;
+  static auto& registry = *new HandleRegistry<Stream>;
   return registry;
 }
 
@@ -42,6 +42,8 @@ Context::Context(int device, unsigned flags) : device_(device), flags_(flags) {
 Context::~Context() {
   // Work still queued may touch memory freed below: let it finish first.
   (void)synchronize();
+  for (auto& [key, local] : locals_)
+    if (local.destructor) local.destructor(this, key, local.value);
   live_contexts().remove(this);
   for (auto& stream : streams_) live_streams().remove(stream.get());
   live_streams().remove(legacy_stream_.get());
@@ -94,6 +96,23 @@ std::vector<Stream*> Context::streams() {
   return result;
 }
 
+void Context::set_local(void* key, void* value, LocalDestructor destructor) {
+  std::lock_guard lock(mutex_);
+  locals_[key] = LocalValue{value, destructor};
+}
+
+std::optional<void*> Context::local(void* key) const {
+  std::lock_guard lock(mutex_);
+  auto found = locals_.find(key);
+  if (found == locals_.end()) return std::nullopt;
+  return found->second.value;
+}
+
+void Context::remove_local(void* key) {
+  std::lock_guard lock(mutex_);
+  locals_.erase(key);
+}
+
 Status Context::synchronize() {
   Status first = legacy_stream_->queue().synchronize();
   for (Stream* stream : streams()) {
@@ -130,7 +149,7 @@ struct PrimaryContext {
 std::mutex primary_mutex;
 
 PrimaryContext& primary(int device) {
-  static std::map<int, PrimaryContext> table;
+  static auto& table = *new std::map<int, PrimaryContext>;
   return table[device];
 }
 

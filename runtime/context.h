@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,13 @@ class Context {
   Status destroy_stream(Stream* stream);
   std::vector<Stream*> streams();
 
+  // Values other libraries (cudart) attach to a context, destroyed with it. The destructor
+  // receives the context, the key and the value.
+  using LocalDestructor = void (*)(void* context, void* key, void* value);
+  void set_local(void* key, void* value, LocalDestructor destructor);
+  std::optional<void*> local(void* key) const;
+  void remove_local(void* key);
+
   // Waits for all work of the context, then reports its sticky fault, if any.
   Status synchronize();
   // A fault met while running queued work: remembered for every later call.
@@ -73,6 +81,11 @@ class Context {
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::optional<Error> fault_;
+  struct LocalValue {
+    void* value;
+    LocalDestructor destructor;
+  };
+  std::map<void*, LocalValue> locals_;
 };
 
 HandleRegistry<Context>& live_contexts();

@@ -3,7 +3,7 @@
 namespace xcuda::runtime {
 
 HandleRegistry<Event>& live_events() {
-  static HandleRegistry<Event> registry;
+  static auto& registry = *new HandleRegistry<Event>;
   return registry;
 }
 

@@ -34,7 +34,7 @@ std::shared_ptr<spdlog::logger> make_logger() {
 }  // namespace
 
 spdlog::logger& logger() {
-  static std::shared_ptr<spdlog::logger> instance = make_logger();
+  static auto& instance = *new std::shared_ptr<spdlog::logger>(make_logger());
   return *instance;
 }
 

@@ -43,7 +43,7 @@ std::vector<Allocation> MemoryRegistry::remove_all(const Context* context) {
 }
 
 MemoryRegistry& memory_registry() {
-  static MemoryRegistry instance;
+  static auto& instance = *new MemoryRegistry;
   return instance;
 }
 

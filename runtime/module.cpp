@@ -6,12 +6,12 @@
 namespace xcuda::runtime {
 
 HandleRegistry<Module>& live_modules() {
-  static HandleRegistry<Module> registry;
+  static auto& registry = *new HandleRegistry<Module>;
   return registry;
 }
 
 HandleRegistry<Function>& live_functions() {
-  static HandleRegistry<Function> registry;
+  static auto& registry = *new HandleRegistry<Function>;
   return registry;
 }
 

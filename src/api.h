@@ -8,6 +8,7 @@
 #include "xcuda/cuda.h"
 
 #include "runtime/context.h"
+#include "runtime/module.h"
 #include "runtime/log.h"
 #include "runtime/status.h"
 
@@ -34,6 +35,10 @@ runtime::Context* current_context(const char* function, CUresult& result);
 // name those explicitly. nullptr after reporting an invalid handle through `result`.
 runtime::Stream* resolve_stream(const char* function, CUstream handle, bool per_thread_default,
                                 CUresult& result);
+
+// A CUfunction, or a CUkernel passed where a CUfunction is expected (CUDA 12 allows it),
+// as the function in the calling thread's context.
+CUresult resolve_function(const char* function, CUfunction handle, runtime::Function*& result);
 
 }  // namespace xcuda::api
 

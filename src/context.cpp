@@ -50,6 +50,19 @@ XCUDA_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   return CUDA_SUCCESS;
 }
 
+// The pre-11.0 names; cudart 13.0 still asks for cuDevicePrimaryCtxRelease at version 7000.
+XCUDA_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice device) {
+  return cuDevicePrimaryCtxRelease_v2(device);
+}
+
+XCUDA_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice device, unsigned int flags) {
+  return cuDevicePrimaryCtxSetFlags_v2(device, flags);
+}
+
+XCUDA_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice device) {
+  return cuDevicePrimaryCtxReset_v2(device);
+}
+
 XCUDA_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice device, unsigned int flags) {
   if (CUresult status = check_device(__func__, device); status != CUDA_SUCCESS) return status;
   XCUDA_REQUIRE((flags & ~known_context_flags) == 0, CUDA_ERROR_INVALID_VALUE, "unknown flags");
@@ -144,6 +157,15 @@ XCUDA_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
   return CUDA_SUCCESS;
 }
 
+XCUDA_EXPORT CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext handle) {
+  if (!handle) return cuCtxGetDevice(device);
+  XCUDA_REQUIRE(device, CUDA_ERROR_INVALID_VALUE, "device output pointer is null");
+  XCUDA_REQUIRE(runtime::live_contexts().contains(handle), CUDA_ERROR_INVALID_CONTEXT,
+                "not a live context");
+  *device = as_context(handle)->device();
+  return CUDA_SUCCESS;
+}
+
 XCUDA_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
   XCUDA_REQUIRE(flags, CUDA_ERROR_INVALID_VALUE, "flags output pointer is null");
   CUresult result;
@@ -158,6 +180,14 @@ XCUDA_EXPORT CUresult cuCtxSynchronize() {
   Context* context = api::current_context(__func__, result);
   if (!context) return result;
   XCUDA_CHECK_STATUS(context->synchronize());
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxSynchronize_v2(CUcontext handle) {
+  if (!handle) return cuCtxSynchronize();
+  XCUDA_REQUIRE(runtime::live_contexts().contains(handle), CUDA_ERROR_INVALID_CONTEXT,
+                "not a live context");
+  XCUDA_CHECK_STATUS(as_context(handle)->synchronize());
   return CUDA_SUCCESS;
 }
 

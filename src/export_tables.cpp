@@ -118,7 +118,56 @@ const auto tools_hooks = [] {
   return slots;
 }();
 const auto tools_tls = unknown_slots<3>(std::make_index_sequence<16>());
-const auto context_local_storage = unknown_slots<4>(std::make_index_sequence<16>());
+// ---- context-local storage: c693336e-1121-df11-a8c3-68f355d89593 ----------------------------
+// cudart keeps its per-context state here: slot 2 (measured: called first) looks a value up by
+// key and must fail with CUDA_ERROR_INVALID_VALUE when there is none, after which cudart
+// stores one with slot 0. A null context means the current one. The table has no size word.
+runtime::Context* context_or_current(CUcontext handle, CUresult& status) {
+  if (!handle) return api::current_context("context-local storage", status);
+  if (!runtime::live_contexts().contains(handle)) {
+    status = CUDA_ERROR_INVALID_CONTEXT;
+    return nullptr;
+  }
+  status = CUDA_SUCCESS;
+  return reinterpret_cast<runtime::Context*>(handle);
+}
+
+CUresult store_local(CUcontext handle, void* key, void* value,
+                     void (*destructor)(CUcontext, void*, void*)) {
+  CUresult status;
+  runtime::Context* context = context_or_current(handle, status);
+  if (!context) return status;
+  context->set_local(key, value,
+                     reinterpret_cast<runtime::Context::LocalDestructor>(destructor));
+  return CUDA_SUCCESS;
+}
+
+CUresult remove_local(CUcontext handle, void* key) {
+  CUresult status;
+  runtime::Context* context = context_or_current(handle, status);
+  if (!context) return status;
+  context->remove_local(key);
+  return CUDA_SUCCESS;
+}
+
+CUresult load_local(void** value, CUcontext handle, void* key) {
+  runtime::logger().trace("context-local storage: load context {} key {}", (void*)handle, key);
+  CUresult status;
+  runtime::Context* context = context_or_current(handle, status);
+  if (!context) return status;
+  auto found = context->local(key);
+  if (!found) return CUDA_ERROR_INVALID_VALUE;
+  *value = *found;
+  return CUDA_SUCCESS;
+}
+
+const auto context_local_storage = [] {
+  auto slots = unknown_slots<4>(std::make_index_sequence<3>());
+  slots[0] = reinterpret_cast<Slot>(&store_local);
+  slots[1] = reinterpret_cast<Slot>(&remove_local);
+  slots[2] = reinterpret_cast<Slot>(&load_local);
+  return slots;
+}();
 // ---- integrity check: d4082055-bde6-704b-8d34-ba123c66e1f2 ----------------------------------
 // cudart 13.0 refuses to start without this table and calls slot 1 three times, with runtime
 // versions 13000, 13001 and 13002 and the current time in seconds (measured). It recomputes
@@ -171,11 +220,20 @@ CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest
 // clean-room work reads its result as a status word where 0 means "nothing to report".
 unsigned no_context_problem() { return 0; }
 
+// Slot 2, called with a context and two out-pointers (measured): earlier clean-room work reads
+// it as "is this context a wrapper around another one"; ours never are.
+CUresult context_is_wrapped(CUcontext, unsigned* is_wrapped, CUcontext* unwrapped) {
+  if (is_wrapped) *is_wrapped = 0;
+  (void)unwrapped;
+  return CUDA_SUCCESS;
+}
+
 constexpr int context_checks_size = 4;
 
 const auto context_checks = [] {
   auto slots = unknown_slots<6>(std::make_index_sequence<context_checks_size>());
   slots[0] = reinterpret_cast<Slot>(uintptr_t{context_checks_size * sizeof(Slot)});
+  slots[2] = reinterpret_cast<Slot>(&context_is_wrapped);
   slots[3] = reinterpret_cast<Slot>(&no_context_problem);
   return slots;
 }();

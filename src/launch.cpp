@@ -60,12 +60,14 @@ CUresult pack_parameters(const char* function, const ptx::KernelInfo& kernel, vo
 
 CUresult launch(const char* function_name, CUfunction handle, const runtime::LaunchShape& shape,
                 CUstream stream_handle, void** arguments, void** extra, bool per_thread) {
-  XCUDA_REQUIRE(runtime::live_functions().contains(handle), CUDA_ERROR_INVALID_HANDLE,
-                "not a live function");
+  Function* resolved = nullptr;
+  if (CUresult status = api::resolve_function(function_name, handle, resolved);
+      status != CUDA_SUCCESS)
+    return status;
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function_name, stream_handle, per_thread, status);
   if (!stream) return status;
-  Function& function = *as_function(handle);
+  Function& function = *resolved;
   const ptx::KernelInfo& kernel = function.info();
   const runtime::DeviceProperties& device =
       runtime::backend().properties(stream->context().device());
@@ -180,9 +182,10 @@ XCUDA_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunc
 XCUDA_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribute,
                                          CUfunction handle) {
   XCUDA_REQUIRE(value, CUDA_ERROR_INVALID_VALUE, "value output pointer is null");
-  XCUDA_REQUIRE(runtime::live_functions().contains(handle), CUDA_ERROR_INVALID_HANDLE,
-                "not a live function");
-  Function& function = *as_function(handle);
+  Function* resolved = nullptr;
+  if (CUresult status = api::resolve_function(__func__, handle, resolved); status != CUDA_SUCCESS)
+    return status;
+  Function& function = *resolved;
   const ptx::KernelInfo& kernel = function.info();
   const runtime::DeviceProperties& device =
       runtime::backend().properties(function.module().context().device());
@@ -213,9 +216,10 @@ XCUDA_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attrib
 
 XCUDA_EXPORT CUresult cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attribute,
                                          int value) {
-  XCUDA_REQUIRE(runtime::live_functions().contains(handle), CUDA_ERROR_INVALID_HANDLE,
-                "not a live function");
-  Function& function = *as_function(handle);
+  Function* resolved = nullptr;
+  if (CUresult status = api::resolve_function(__func__, handle, resolved); status != CUDA_SUCCESS)
+    return status;
+  Function& function = *resolved;
   const runtime::DeviceProperties& device =
       runtime::backend().properties(function.module().context().device());
   switch (attribute) {
@@ -235,8 +239,9 @@ XCUDA_EXPORT CUresult cuFuncSetAttribute(CUfunction handle, CUfunction_attribute
 }
 
 XCUDA_EXPORT CUresult cuFuncSetCacheConfig(CUfunction handle, CUfunc_cache config) {
-  XCUDA_REQUIRE(runtime::live_functions().contains(handle), CUDA_ERROR_INVALID_HANDLE,
-                "not a live function");
+  Function* function = nullptr;
+  if (CUresult status = api::resolve_function(__func__, handle, function); status != CUDA_SUCCESS)
+    return status;
   XCUDA_REQUIRE(config <= CU_FUNC_CACHE_PREFER_EQUAL, CUDA_ERROR_INVALID_VALUE,
                 "unknown cache configuration");
   return CUDA_SUCCESS;
@@ -260,9 +265,10 @@ XCUDA_EXPORT CUresult cuFuncGetModule(CUmodule* module, CUfunction handle) {
 
 XCUDA_EXPORT CUresult cuFuncGetParamInfo(CUfunction handle, size_t index, size_t* offset,
                                          size_t* size) {
-  XCUDA_REQUIRE(runtime::live_functions().contains(handle), CUDA_ERROR_INVALID_HANDLE,
-                "not a live function");
-  const auto& parameters = as_function(handle)->info().parameters;
+  Function* function = nullptr;
+  if (CUresult status = api::resolve_function(__func__, handle, function); status != CUDA_SUCCESS)
+    return status;
+  const auto& parameters = function->info().parameters;
   XCUDA_REQUIRE(index < parameters.size(), CUDA_ERROR_INVALID_VALUE, "no such parameter");
   if (offset) *offset = parameters[index].offset;
   if (size) *size = parameters[index].size;

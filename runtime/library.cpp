@@ -1,0 +1,87 @@
+#include "runtime/library.h"
+
+#include "runtime/fatbin_reader.h"
+#include "runtime/log.h"
+
+namespace xcuda::runtime {
+
+HandleRegistry<Library>& live_libraries() {
+  static auto& registry = *new HandleRegistry<Library>;
+  return registry;
+}
+
+HandleRegistry<Kernel>& live_kernels() {
+  static auto& registry = *new HandleRegistry<Kernel>;
+  return registry;
+}
+
+Expected<Function*> Kernel::function(Context& context) {
+  Expected<Module*> module = library_.module(context);
+  if (!module) return module.error();
+  return (*module)->function(name_);
+}
+
+Library::Library(std::string ptx, std::string origin)
+    : ptx_(std::move(ptx)), origin_(std::move(origin)) {
+  live_libraries().add(this);
+}
+
+Library::~Library() {
+  live_libraries().remove(this);
+  for (auto& [name, kernel] : kernels_) live_kernels().remove(kernel.get());
+}
+
+Expected<std::unique_ptr<Library>> Library::load(const void* image, std::string_view origin) {
+  // Libraries are not tied to a device; PTX is chosen for the first device, which the host
+  // backend's only device is.
+  const DeviceProperties& device = backend().properties(0);
+  Expected<LoadedPtx> ptx = load_ptx(image, device.compute_major * 10 + device.compute_minor);
+  if (!ptx) {
+    logger().error("{}: {}", origin, ptx.error().message);
+    return ptx.error();
+  }
+  return std::unique_ptr<Library>(new Library(std::move(ptx->text), std::string(origin)));
+}
+
+Expected<Module*> Library::module(Context& context) {
+  std::lock_guard lock(mutex_);
+  if (auto found = modules_.find(&context); found != modules_.end()) return found->second.get();
+  auto loaded = Module::load_ptx(context, ptx_, origin_);
+  if (!loaded) return loaded.error();
+  Module* result = loaded->get();
+  modules_.emplace(&context, std::move(*loaded));
+  return result;
+}
+
+Expected<Kernel*> Library::kernel(std::string_view name) {
+  Context* context = current_context();
+  if (!context) return make_error(ErrorCode::invalid_context, "no context is current");
+  Expected<Module*> compiled = module(*context);
+  if (!compiled) return compiled.error();
+  bool known = false;
+  for (const ptx::KernelInfo& kernel : (*compiled)->info().kernels) known |= kernel.name == name;
+  if (!known)
+    return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
+  std::lock_guard lock(mutex_);
+  auto found = kernels_.find(name);
+  if (found == kernels_.end()) {
+    auto kernel = std::make_unique<Kernel>(*this, std::string(name));
+    live_kernels().add(kernel.get());
+    found = kernels_.emplace(std::string(name), std::move(kernel)).first;
+  }
+  return found->second.get();
+}
+
+Expected<std::vector<Kernel*>> Library::kernels(Context& context) {
+  Expected<Module*> compiled = module(context);
+  if (!compiled) return compiled.error();
+  std::vector<Kernel*> result;
+  for (const ptx::KernelInfo& info : (*compiled)->info().kernels) {
+    Expected<Kernel*> found = kernel(info.name);
+    if (!found) return found.error();
+    result.push_back(*found);
+  }
+  return result;
+}
+
+}  // namespace xcuda::runtime
