@@ -48,7 +48,7 @@ Context::~Context() {
   for (auto& stream : streams_) live_streams().remove(stream.get());
   live_streams().remove(legacy_stream_.get());
   for (const Allocation& allocation : memory_registry().remove_all(this))
-    (void)backend().release(device_, reinterpret_cast<void*>(allocation.base));
+    if (allocation.owned) (void)backend().release(device_, reinterpret_cast<void*>(allocation.base));
 }
 
 Stream& Context::per_thread_stream() {

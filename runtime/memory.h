@@ -22,6 +22,8 @@ struct Allocation {
   size_t size = 0;
   MemoryKind kind = MemoryKind::device;
   Context* context = nullptr;
+  // False for memory the registry only describes (a module's globals): nobody frees it.
+  bool owned = true;
 };
 
 class MemoryRegistry {

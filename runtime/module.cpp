@@ -2,6 +2,7 @@
 
 #include "runtime/fatbin_reader.h"
 #include "runtime/log.h"
+#include "runtime/memory.h"
 
 namespace xcuda::runtime {
 
@@ -18,10 +19,19 @@ HandleRegistry<Function>& live_functions() {
 Module::Module(Context& context, std::unique_ptr<LoadedModule> loaded, ptx::ModuleInfo info)
     : context_(context), loaded_(std::move(loaded)), info_(std::move(info)) {
   live_modules().add(this);
+  // Globals are device memory too: copies to and from them (cudaMemcpyToSymbol) are checked
+  // against the registry like any allocation.
+  for (const ptx::GlobalInfo& global : info_.globals)
+    if (Expected<void*> address = loaded_->global(global.name))
+      memory_registry().add(Allocation{reinterpret_cast<uintptr_t>(*address), global.size,
+                                       MemoryKind::device, &context_, /*owned=*/false});
 }
 
 Module::~Module() {
   live_modules().remove(this);
+  for (const ptx::GlobalInfo& global : info_.globals)
+    if (Expected<void*> address = loaded_->global(global.name))
+      memory_registry().remove(reinterpret_cast<uintptr_t>(*address));
   for (auto& [name, function] : functions_) live_functions().remove(function.get());
 }
 

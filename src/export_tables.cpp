@@ -123,7 +123,12 @@ const auto tools_tls = unknown_slots<3>(std::make_index_sequence<16>());
 // key and must fail with CUDA_ERROR_INVALID_VALUE when there is none, after which cudart
 // stores one with slot 0. A null context means the current one. The table has no size word.
 runtime::Context* context_or_current(CUcontext handle, CUresult& status) {
-  if (!handle) return api::current_context("context-local storage", status);
+  if (!handle) {
+    // cudart asks before any context exists; that is an expected "no", not worth a log line.
+    runtime::Context* current = runtime::current_context();
+    status = current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return current;
+  }
   if (!runtime::live_contexts().contains(handle)) {
     status = CUDA_ERROR_INVALID_CONTEXT;
     return nullptr;

@@ -37,7 +37,7 @@ CUresult release(const char* function, void* pointer, MemoryKind kind) {
   if (!pointer) return CUDA_SUCCESS;
   XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
   auto found = runtime::memory_registry().find(reinterpret_cast<uintptr_t>(pointer));
-  XCUDA_REQUIRE(found && found->base == reinterpret_cast<uintptr_t>(pointer) &&
+  XCUDA_REQUIRE(found && found->owned && found->base == reinterpret_cast<uintptr_t>(pointer) &&
                     ((found->kind == MemoryKind::host) == (kind == MemoryKind::host)),
                 CUDA_ERROR_INVALID_VALUE, "pointer was not returned by an allocation call");
   // Freeing waits for the device, as cuMemFree does on a real GPU.

@@ -1,0 +1,62 @@
+// Shared helpers for the end-to-end CUDA programs in tests/cuda/.
+// Every CUDA runtime call goes through CHECK(): on failure it prints the error name, its
+// description and the call site, and exits 1. FAIL() reports a wrong result and exits 1.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    cudaError_t check_err_ = (call);                                                         \
+    if (check_err_ != cudaSuccess) {                                                         \
+      std::fprintf(stderr, "%s:%d: %s failed: %s (%s, %d)\n", __FILE__, __LINE__, #call,     \
+                   cudaGetErrorString(check_err_), cudaGetErrorName(check_err_),             \
+                   static_cast<int>(check_err_));                                            \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+// Checks the launch itself (cudaGetLastError) and then its execution (cudaDeviceSynchronize).
+#define CHECK_LAUNCH()                  \
+  do {                                  \
+    CHECK(cudaGetLastError());          \
+    CHECK(cudaDeviceSynchronize());     \
+  } while (0)
+
+#define FAIL(...)                                                  \
+  do {                                                             \
+    std::fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);   \
+    std::fprintf(stderr, __VA_ARGS__);                             \
+    std::fprintf(stderr, "\n");                                    \
+    std::exit(1);                                                  \
+  } while (0)
+
+// Compares got[0..n) with want[0..n) exactly and fails at the first mismatch.
+template <typename T>
+static void expect_equal(const char* what, const T* got, const T* want, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!(got[i] == want[i])) {
+      FAIL("%s: mismatch at index %zu: expected %.17g, got %.17g", what, i,
+           static_cast<double>(want[i]), static_cast<double>(got[i]));
+    }
+  }
+}
+
+// Relative-or-absolute tolerance compare for floating-point results where the device may
+// legitimately differ in the last bits (fused multiply-add contraction).
+template <typename T>
+static void expect_near(const char* what, const T* got, const T* want, size_t n, double tol) {
+  for (size_t i = 0; i < n; ++i) {
+    double g = static_cast<double>(got[i]);
+    double w = static_cast<double>(want[i]);
+    double err = g > w ? g - w : w - g;
+    double scale = w < 0 ? -w : w;
+    if (!(err <= tol * (scale > 1.0 ? scale : 1.0))) {
+      FAIL("%s: mismatch at index %zu: expected %.17g, got %.17g (tolerance %g)", what, i, w, g,
+           tol);
+    }
+  }
+}
