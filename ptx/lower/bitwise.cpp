@@ -1,0 +1,255 @@
+// Logic and bit manipulation: and or xor not cnot, shifts (PTX clamps large shift amounts
+// where LLVM would produce poison), funnel shifts, popc clz brev bfind bfe bfi prmt lop3.
+#include <llvm/IR/Intrinsics.h>
+
+#include "lower/instruction_lowering.h"
+
+namespace xcuda::ptx {
+namespace {
+
+using llvm::Value;
+
+ScalarType type_of_instruction(const Instruction& instruction) { return instruction.qualifiers.types[0]; }
+
+Value* constant(llvm::Type* type, uint64_t value) { return llvm::ConstantInt::get(type, value); }
+
+// A u32 amount (shift, position, length) widened or narrowed to the operated-on type.
+Value* amount(FunctionLowering& lowering, const Operand& operand, llvm::Type* type) {
+  return lowering.builder().CreateZExtOrTrunc(lowering.read(operand, ScalarType::u32), type);
+}
+
+void lower_binary(FunctionLowering& lowering, const Instruction& instruction, llvm::Instruction::BinaryOps operation) {
+  ScalarType type = type_of_instruction(instruction);
+  Value* a = lowering.read(instruction.operands[1], type);
+  Value* b = lowering.read(instruction.operands[2], type);
+  lowering.write(instruction.operands[0], lowering.builder().CreateBinOp(operation, a, b), type);
+}
+
+void lower_and(FunctionLowering& lowering, const Instruction& instruction) { lower_binary(lowering, instruction, llvm::Instruction::And); }
+void lower_or(FunctionLowering& lowering, const Instruction& instruction) { lower_binary(lowering, instruction, llvm::Instruction::Or); }
+void lower_xor(FunctionLowering& lowering, const Instruction& instruction) { lower_binary(lowering, instruction, llvm::Instruction::Xor); }
+
+void lower_not(FunctionLowering& lowering, const Instruction& instruction) {
+  ScalarType type = type_of_instruction(instruction);
+  lowering.write(instruction.operands[0], lowering.builder().CreateNot(lowering.read(instruction.operands[1], type)), type);
+}
+
+void lower_cnot(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  Value* value = lowering.read(instruction.operands[1], type);
+  Value* is_zero = builder.CreateICmpEQ(value, constant(value->getType(), 0));
+  lowering.write(instruction.operands[0], builder.CreateZExt(is_zero, value->getType()), type);
+}
+
+void lower_shift(FunctionLowering& lowering, const Instruction& instruction, bool left) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  Value* value = lowering.read(instruction.operands[1], type);
+  llvm::Type* integer = value->getType();
+  uint32_t bits = integer->getIntegerBitWidth();
+  Value* count = builder.CreateZExt(lowering.read(instruction.operands[2], ScalarType::u32), builder.getInt64Ty());
+  Value* too_far = builder.CreateICmpUGE(count, builder.getInt64(bits));
+  Value* clamped = builder.CreateTrunc(builder.CreateSelect(too_far, builder.getInt64(bits - 1), count), integer);
+  Value* result;
+  if (!left && is_signed(type)) {
+    result = builder.CreateAShr(value, clamped);  // shifting by width-1 already fills with the sign
+  } else {
+    result = left ? builder.CreateShl(value, clamped) : builder.CreateLShr(value, clamped);
+    result = builder.CreateSelect(too_far, constant(integer, 0), result);
+  }
+  lowering.write(instruction.operands[0], result, type);
+}
+
+void lower_shl(FunctionLowering& lowering, const Instruction& instruction) { lower_shift(lowering, instruction, true); }
+void lower_shr(FunctionLowering& lowering, const Instruction& instruction) { lower_shift(lowering, instruction, false); }
+
+bool has_word(const Instruction& instruction, std::string_view word) {
+  const auto& other = instruction.qualifiers.other;
+  return std::find(other.begin(), other.end(), word) != other.end();
+}
+
+// shf.l/.r d, a, b, c: shift the 64-bit b:a by c and keep the upper (l) or lower (r) half.
+void lower_shf(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  bool left = has_word(instruction, "l");
+  if (left == has_word(instruction, "r")) {
+    lowering.error(instruction.location, "shf needs exactly one of .l and .r");
+    return;
+  }
+  Value* low = lowering.read(instruction.operands[1], type);
+  Value* high = lowering.read(instruction.operands[2], type);
+  Value* count = amount(lowering, instruction.operands[3], low->getType());
+  Value* result = builder.CreateIntrinsic(left ? llvm::Intrinsic::fshl : llvm::Intrinsic::fshr, {low->getType()},
+                                          {high, low, count});
+  if (!has_word(instruction, "wrap")) {
+    // .clamp: a count of 32 or more shifts everything through.
+    Value* saturated = builder.CreateICmpUGE(count, constant(low->getType(), 32));
+    result = builder.CreateSelect(saturated, left ? low : high, result);
+  }
+  lowering.write(instruction.operands[0], result, type);
+}
+
+void lower_count(FunctionLowering& lowering, const Instruction& instruction, llvm::Intrinsic::ID intrinsic) {
+  auto& builder = lowering.builder();
+  Value* value = lowering.read(instruction.operands[1], type_of_instruction(instruction));
+  Value* count = intrinsic == llvm::Intrinsic::ctpop ? builder.CreateUnaryIntrinsic(intrinsic, value)
+                                                      : builder.CreateBinaryIntrinsic(intrinsic, value, builder.getFalse());
+  lowering.write(instruction.operands[0], builder.CreateZExtOrTrunc(count, builder.getInt32Ty()), ScalarType::u32);
+}
+
+void lower_popc(FunctionLowering& lowering, const Instruction& instruction) { lower_count(lowering, instruction, llvm::Intrinsic::ctpop); }
+void lower_clz(FunctionLowering& lowering, const Instruction& instruction) { lower_count(lowering, instruction, llvm::Intrinsic::ctlz); }
+
+void lower_brev(FunctionLowering& lowering, const Instruction& instruction) {
+  ScalarType type = type_of_instruction(instruction);
+  Value* value = lowering.read(instruction.operands[1], type);
+  lowering.write(instruction.operands[0], lowering.builder().CreateUnaryIntrinsic(llvm::Intrinsic::bitreverse, value), type);
+}
+
+// bfind: the position of the most significant bit that differs from the sign (for .s), or the
+// shift that would bring it to the top with .shiftamt; 0xFFFFFFFF when there is none.
+void lower_bfind(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  Value* value = lowering.read(instruction.operands[1], type);
+  llvm::Type* integer = value->getType();
+  uint32_t bits = integer->getIntegerBitWidth();
+  if (is_signed(type)) {
+    Value* negative = builder.CreateICmpSLT(value, constant(integer, 0));
+    value = builder.CreateSelect(negative, builder.CreateNot(value), value);
+  }
+  Value* leading = builder.CreateTrunc(builder.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, value, builder.getFalse()), builder.getInt32Ty());
+  Value* result = has_word(instruction, "shiftamt") ? leading : builder.CreateSub(builder.getInt32(bits - 1), leading);
+  Value* none = builder.CreateICmpEQ(value, constant(integer, 0));
+  lowering.write(instruction.operands[0], builder.CreateSelect(none, builder.getInt32(0xFFFFFFFFu), result), ScalarType::u32);
+}
+
+// A mask of the low `count` bits, for count in 0..width.
+Value* low_mask(llvm::IRBuilder<>& builder, Value* count, llvm::Type* integer) {
+  uint32_t bits = integer->getIntegerBitWidth();
+  Value* full = builder.CreateICmpUGE(count, constant(integer, bits));
+  Value* safe = builder.CreateSelect(full, constant(integer, 0), count);
+  Value* mask = builder.CreateSub(builder.CreateShl(constant(integer, 1), safe), constant(integer, 1));
+  return builder.CreateSelect(full, llvm::ConstantInt::getAllOnesValue(integer), mask);
+}
+
+// bfe d, a, position, length: the field a[position +: length], sign-extended from its top bit
+// (or from a's top bit when the field runs past it) for .s types.
+void lower_bfe(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  Value* value = lowering.read(instruction.operands[1], type);
+  llvm::Type* integer = value->getType();
+  uint32_t bits = integer->getIntegerBitWidth();
+  Value* position = builder.CreateAnd(amount(lowering, instruction.operands[2], integer), constant(integer, 0xFF));
+  Value* length = builder.CreateAnd(amount(lowering, instruction.operands[3], integer), constant(integer, 0xFF));
+  Value* inside = builder.CreateICmpULT(position, constant(integer, bits));
+  Value* safe_position = builder.CreateSelect(inside, position, constant(integer, 0));
+  Value* shifted = builder.CreateSelect(inside, builder.CreateLShr(value, safe_position), constant(integer, 0));
+  Value* room = builder.CreateSelect(inside, builder.CreateSub(constant(integer, bits), safe_position), constant(integer, 0));
+  Value* field_bits = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, length, room);
+  Value* mask = low_mask(builder, field_bits, integer);
+  Value* result = builder.CreateAnd(shifted, mask);
+  if (is_signed(type)) {
+    Value* last = builder.CreateSub(builder.CreateAdd(position, length), constant(integer, 1));
+    Value* sign_index = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, last, constant(integer, bits - 1));
+    Value* sign = builder.CreateTrunc(builder.CreateLShr(value, sign_index), builder.getInt1Ty());
+    sign = builder.CreateAnd(sign, builder.CreateICmpNE(length, constant(integer, 0)));
+    result = builder.CreateSelect(sign, builder.CreateOr(result, builder.CreateNot(mask)), result);
+  }
+  lowering.write(instruction.operands[0], result, type);
+}
+
+// bfi d, a, b, position, length: b with a's low `length` bits inserted at `position`.
+void lower_bfi(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  Value* field = lowering.read(instruction.operands[1], type);
+  Value* base = lowering.read(instruction.operands[2], type);
+  llvm::Type* integer = field->getType();
+  uint32_t bits = integer->getIntegerBitWidth();
+  Value* position = builder.CreateAnd(amount(lowering, instruction.operands[3], integer), constant(integer, 0xFF));
+  Value* length = builder.CreateAnd(amount(lowering, instruction.operands[4], integer), constant(integer, 0xFF));
+  Value* inside = builder.CreateICmpULT(position, constant(integer, bits));
+  Value* safe_position = builder.CreateSelect(inside, position, constant(integer, 0));
+  Value* mask = builder.CreateShl(low_mask(builder, length, integer), safe_position);
+  Value* inserted = builder.CreateOr(builder.CreateAnd(base, builder.CreateNot(mask)),
+                                     builder.CreateAnd(builder.CreateShl(field, safe_position), mask));
+  lowering.write(instruction.operands[0], builder.CreateSelect(inside, inserted, base), type);
+}
+
+// prmt d, a, b, c (default mode): each result byte picks one of the eight bytes of b:a by a
+// selector nibble of c, optionally replicating that byte's sign bit.
+void lower_prmt(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  if (!instruction.qualifiers.other.empty()) {
+    lowering.error(instruction.location, "prmt ." + instruction.qualifiers.other[0] + " is not supported yet");
+    return;
+  }
+  Value* a = builder.CreateZExt(lowering.read(instruction.operands[1], ScalarType::b32), builder.getInt64Ty());
+  Value* b = builder.CreateZExt(lowering.read(instruction.operands[2], ScalarType::b32), builder.getInt64Ty());
+  Value* selectors = lowering.read(instruction.operands[3], ScalarType::b32);
+  Value* source = builder.CreateOr(a, builder.CreateShl(b, 32));
+  Value* result = builder.getInt32(0);
+  for (uint32_t index = 0; index < 4; ++index) {
+    Value* selector = builder.CreateLShr(selectors, 4 * index);
+    Value* byte_index = builder.CreateZExt(builder.CreateAnd(selector, 7), builder.getInt64Ty());
+    Value* byte = builder.CreateTrunc(builder.CreateLShr(source, builder.CreateMul(byte_index, builder.getInt64(8))), builder.getInt8Ty());
+    Value* replicate = builder.CreateTrunc(builder.CreateLShr(selector, 3), builder.getInt1Ty());
+    Value* sign_fill = builder.CreateAShr(byte, 7);
+    byte = builder.CreateSelect(replicate, sign_fill, byte);
+    result = builder.CreateOr(result, builder.CreateShl(builder.CreateZExt(byte, builder.getInt32Ty()), 8 * index));
+  }
+  lowering.write(instruction.operands[0], result, ScalarType::b32);
+}
+
+// lop3 d, a, b, c, table: any three-input function; bit i of the table is the result for
+// a = i>>2&1, b = i>>1&1, c = i&1.
+void lower_lop3(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  const Operand& table_operand = instruction.operands[4];
+  if (table_operand.kind != Operand::Kind::integer) {
+    lowering.error(table_operand.location, "lop3's truth table must be a constant");
+    return;
+  }
+  Value* inputs[3] = {lowering.read(instruction.operands[1], type), lowering.read(instruction.operands[2], type),
+                      lowering.read(instruction.operands[3], type)};
+  llvm::Type* integer = inputs[0]->getType();
+  Value* result = constant(integer, 0);
+  for (uint32_t minterm = 0; minterm < 8; ++minterm) {
+    if (((table_operand.integer >> minterm) & 1) == 0) continue;
+    Value* term = llvm::ConstantInt::getAllOnesValue(integer);
+    for (uint32_t input = 0; input < 3; ++input) {
+      bool set = ((minterm >> (2 - input)) & 1) != 0;
+      term = builder.CreateAnd(term, set ? inputs[input] : builder.CreateNot(inputs[input]));
+    }
+    result = builder.CreateOr(result, term);
+  }
+  lowering.write(instruction.operands[0], result, type);
+}
+
+}  // namespace
+
+void add_bitwise_lowerings(LoweringTable& table) {
+  table["and"] = lower_and;
+  table["or"] = lower_or;
+  table["xor"] = lower_xor;
+  table["not"] = lower_not;
+  table["cnot"] = lower_cnot;
+  table["shl"] = lower_shl;
+  table["shr"] = lower_shr;
+  table["shf"] = lower_shf;
+  table["popc"] = lower_popc;
+  table["clz"] = lower_clz;
+  table["brev"] = lower_brev;
+  table["bfind"] = lower_bfind;
+  table["bfe"] = lower_bfe;
+  table["bfi"] = lower_bfi;
+  table["prmt"] = lower_prmt;
+  table["lop3"] = lower_lop3;
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,105 @@
+// setp (with the optional .and/.or/.xor combining predicate and the p|q pair) and selp.
+#include "lower/floating_point.h"
+#include "lower/instruction_lowering.h"
+
+namespace xcuda::ptx {
+namespace {
+
+using llvm::CmpInst;
+using llvm::Value;
+
+std::optional<CmpInst::Predicate> integer_predicate(Comparison comparison, bool is_signed_type) {
+  switch (comparison) {
+    case Comparison::eq: return CmpInst::ICMP_EQ;
+    case Comparison::ne: return CmpInst::ICMP_NE;
+    case Comparison::lt: return is_signed_type ? CmpInst::ICMP_SLT : CmpInst::ICMP_ULT;
+    case Comparison::le: return is_signed_type ? CmpInst::ICMP_SLE : CmpInst::ICMP_ULE;
+    case Comparison::gt: return is_signed_type ? CmpInst::ICMP_SGT : CmpInst::ICMP_UGT;
+    case Comparison::ge: return is_signed_type ? CmpInst::ICMP_SGE : CmpInst::ICMP_UGE;
+    case Comparison::lo: return CmpInst::ICMP_ULT;
+    case Comparison::ls: return CmpInst::ICMP_ULE;
+    case Comparison::hi: return CmpInst::ICMP_UGT;
+    case Comparison::hs: return CmpInst::ICMP_UGE;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<CmpInst::Predicate> float_predicate(Comparison comparison) {
+  switch (comparison) {
+    case Comparison::eq: return CmpInst::FCMP_OEQ;
+    case Comparison::ne: return CmpInst::FCMP_ONE;
+    case Comparison::lt: return CmpInst::FCMP_OLT;
+    case Comparison::le: return CmpInst::FCMP_OLE;
+    case Comparison::gt: return CmpInst::FCMP_OGT;
+    case Comparison::ge: return CmpInst::FCMP_OGE;
+    case Comparison::equ: return CmpInst::FCMP_UEQ;
+    case Comparison::neu: return CmpInst::FCMP_UNE;
+    case Comparison::ltu: return CmpInst::FCMP_ULT;
+    case Comparison::leu: return CmpInst::FCMP_ULE;
+    case Comparison::gtu: return CmpInst::FCMP_UGT;
+    case Comparison::geu: return CmpInst::FCMP_UGE;
+    case Comparison::num: return CmpInst::FCMP_ORD;
+    case Comparison::nan: return CmpInst::FCMP_UNO;
+    default: return std::nullopt;
+  }
+}
+
+Value* combine(llvm::IRBuilder<>& builder, Operation operation, Value* comparison, Value* other) {
+  switch (operation) {
+    case Operation::and_: return builder.CreateAnd(comparison, other);
+    case Operation::or_: return builder.CreateOr(comparison, other);
+    case Operation::xor_: return builder.CreateXor(comparison, other);
+    default: return comparison;
+  }
+}
+
+void lower_setp(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types[0];
+  if (type == ScalarType::f16x2 || type == ScalarType::bf16x2) {
+    lowering.error(instruction.location, "setp on packed halves is not supported yet");
+    return;
+  }
+  bool floating = is_float(type);
+  auto predicate = floating ? float_predicate(qualifiers.comparison) : integer_predicate(qualifiers.comparison, is_signed(type));
+  if (!predicate) {
+    lowering.error(instruction.location, "setp needs a comparison valid for ." + std::string(name_of(type)));
+    return;
+  }
+  Value* a = floating ? read_float(lowering, instruction.operands[1], type, qualifiers.ftz) : lowering.read(instruction.operands[1], type);
+  Value* b = floating ? read_float(lowering, instruction.operands[2], type, qualifiers.ftz) : lowering.read(instruction.operands[2], type);
+  Value* comparison = floating ? builder.CreateFCmp(*predicate, a, b) : builder.CreateICmp(*predicate, a, b);
+  bool combines = qualifiers.operation != Operation::none;
+  if (combines != (instruction.operands.size() == 4)) {
+    lowering.error(instruction.location, combines ? "setp with .and/.or/.xor needs a predicate operand"
+                                                  : "setp takes a fourth operand only with .and/.or/.xor");
+    return;
+  }
+  Value* other = combines ? lowering.read(instruction.operands[3], ScalarType::pred) : nullptr;
+  const Operand& destination = instruction.operands[0];
+  if (destination.kind == Operand::Kind::predicate_pair) {
+    lowering.write(destination.elements[0], combine(builder, qualifiers.operation, comparison, other), ScalarType::pred);
+    lowering.write(destination.elements[1], combine(builder, qualifiers.operation, builder.CreateNot(comparison), other),
+                   ScalarType::pred);
+    return;
+  }
+  lowering.write(destination, combine(builder, qualifiers.operation, comparison, other), ScalarType::pred);
+}
+
+void lower_selp(FunctionLowering& lowering, const Instruction& instruction) {
+  ScalarType type = instruction.qualifiers.types[0];
+  Value* a = lowering.read(instruction.operands[1], type);
+  Value* b = lowering.read(instruction.operands[2], type);
+  Value* condition = lowering.read(instruction.operands[3], ScalarType::pred);
+  lowering.write(instruction.operands[0], lowering.builder().CreateSelect(condition, a, b), type);
+}
+
+}  // namespace
+
+void add_comparison_lowerings(LoweringTable& table) {
+  table["setp"] = lower_setp;
+  table["selp"] = lower_selp;
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,74 @@
+// Lowers one PTX function body to LLVM IR, statement by statement. Instruction lowerings (one
+// file per family, found through lowering_table()) use the helpers here to read operands, write
+// registers and form addresses, so that register types, state spaces and immediates are
+// handled in one place.
+#pragma once
+
+#include <map>
+#include <unordered_map>
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "diagnostics.h"
+#include "lower/layout.h"
+#include "parse/ast.h"
+
+namespace xcuda::ptx {
+
+class ModuleLowering;
+
+class FunctionLowering {
+ public:
+  FunctionLowering(ModuleLowering& module, const Function& function, llvm::Function* target);
+
+  void run();
+
+  llvm::IRBuilder<>& builder() { return builder_; }
+  llvm::LLVMContext& context() { return builder_.getContext(); }
+  ModuleLowering& module() { return module_; }
+  const Function& function() const { return function_; }
+  llvm::Value* thread_context() const;
+
+  llvm::Type* type_of(ScalarType type);
+  llvm::IntegerType* integer_type(uint32_t bits) { return builder_.getIntNTy(bits); }
+
+  // The operand's value as `type`: registers of another type of the same width are
+  // reinterpreted, wider ones (ld/st/cvt) truncated; immediates and addresses are materialised.
+  llvm::Value* read(const Operand& operand, ScalarType type);
+  // Stores `value`, of `type`, into the destination register; a wider register receives the
+  // value sign-extended for .s types and zero-extended otherwise.
+  void write(const Operand& operand, llvm::Value* value, ScalarType type);
+  // A pointer to the byte an address operand [base+offset] names in `space`.
+  llvm::Value* address(const Operand& operand, StateSpace space);
+  // Pointer to a variable, parameter or return value declared in this function.
+  llvm::Value* declaration_pointer(uint32_t declaration);
+  llvm::Value* shared_base();
+
+  llvm::BasicBlock* label_block(const std::string& name);
+  // Continues in a fresh block after a terminator; code there is unreachable unless a label follows.
+  void continue_after_terminator();
+  llvm::AllocaInst* carry_flag();
+
+  void error(SourceLocation location, std::string message);
+
+ private:
+  void allocate_storage();
+  void lower_instruction(const Instruction& instruction);
+  llvm::Value* register_pointer(const Operand& operand);
+  llvm::Value* name_address(const Operand& operand);
+  llvm::Value* immediate(const Operand& operand, ScalarType type);
+  llvm::Value* convert_bits(llvm::Value* value, llvm::Type* target, bool sign_extend);
+
+  ModuleLowering& module_;
+  const Function& function_;
+  llvm::Function* target_;
+  llvm::IRBuilder<> builder_;
+  llvm::BasicBlock* allocation_block_ = nullptr;
+  std::map<std::pair<uint32_t, uint32_t>, llvm::Value*> registers_;  // (declaration, index) → storage
+  std::unordered_map<uint32_t, llvm::Value*> variables_;  // declaration index → pointer
+  std::unordered_map<std::string, llvm::BasicBlock*> labels_;
+  llvm::AllocaInst* carry_ = nullptr;
+  llvm::Value* shared_base_ = nullptr;
+};
+
+}  // namespace xcuda::ptx

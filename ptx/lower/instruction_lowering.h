@@ -1,0 +1,30 @@
+// The dispatch table from opcode to lowering. Each instruction family registers its entries in
+// its own file; adding an instruction is one entry there plus its lowering function.
+#pragma once
+
+#include <string_view>
+#include <unordered_map>
+
+#include "lower/function_lowering.h"
+
+namespace xcuda::ptx {
+
+using InstructionLowering = void (*)(FunctionLowering& lowering, const Instruction& instruction);
+using LoweringTable = std::unordered_map<std::string_view, InstructionLowering>;
+
+void add_arithmetic_lowerings(LoweringTable& table);
+void add_bitwise_lowerings(LoweringTable& table);
+void add_comparison_lowerings(LoweringTable& table);
+void add_conversion_lowerings(LoweringTable& table);
+void add_data_movement_lowerings(LoweringTable& table);
+void add_memory_lowerings(LoweringTable& table);
+void add_atomic_lowerings(LoweringTable& table);
+void add_control_flow_lowerings(LoweringTable& table);
+void add_call_lowerings(LoweringTable& table);
+
+const LoweringTable& lowering_table();
+
+// Shared by several families.
+llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& operand);
+
+}  // namespace xcuda::ptx

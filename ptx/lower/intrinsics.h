@@ -1,0 +1,28 @@
+// The target-neutral IR talks about GPU concepts only through these functions, which the
+// lowering declares and each target defines: the host target as reads of its thread context,
+// an AMDGPU target as its work-item intrinsics. Every lowered function receives the opaque
+// thread-context pointer as its first argument and passes it on.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace xcuda::ptx::intrinsics {
+
+// i32|i64 (ptr context): the special register %<name>, e.g. "xcuda.sreg.tid.x".
+inline std::string special_register(std::string_view name, std::string_view component) {
+  std::string result = "xcuda.sreg." + std::string(name);
+  if (!component.empty()) result += "." + std::string(component);
+  return result;
+}
+inline constexpr std::string_view special_register_prefix = "xcuda.sreg.";
+
+inline constexpr const char* shared_base = "xcuda.shared_base";  // ptr (ptr context)
+inline constexpr const char* barrier = "xcuda.barrier";          // void (ptr context, i32 id)
+inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
+
+// Named metadata listing the kernels (.entry functions): each is `void (ptr context, ptr
+// parameters)` and reads its parameters at the offsets of lay_out_parameters().
+inline constexpr const char* kernels_metadata = "xcuda.kernels";
+
+}  // namespace xcuda::ptx::intrinsics

@@ -1,0 +1,34 @@
+// Where things live in memory, decided once per module before any code is lowered: kernel
+// parameter offsets (the runtime packs arguments the same way) and the offsets of .shared
+// variables inside a block's shared memory.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "compiler.h"
+#include "parse/ast.h"
+
+namespace xcuda::ptx {
+
+// Every .shared variable of the module, at module or function scope, gets one offset valid in
+// every kernel, so a .func touching shared memory needs no per-kernel variant. Dynamic shared
+// memory (.extern .shared arrays) starts after all of them, 16-aligned.
+struct SharedLayout {
+  std::unordered_map<const VariableDeclaration*, uint32_t> offsets;
+  uint32_t static_bytes = 0;
+  uint32_t dynamic_offset = 0;
+};
+
+struct ParameterLayout {
+  std::vector<uint32_t> offsets;  // one per parameter, in declaration order
+  uint32_t size = 0;
+};
+
+SharedLayout lay_out_shared_memory(const Module& module);
+ParameterLayout lay_out_parameters(const std::vector<VariableDeclaration>& parameters);
+
+// What the runtime needs to know about the module, without looking at any code.
+ModuleInfo describe_module(const Module& module, const SharedLayout& shared);
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,91 @@
+// Loads and stores in every state space (scalar and .v2/.v4), cvta between generic and
+// space-specific addresses, and memory fences. A generic, global, local or param address is a
+// host pointer; a shared address is an offset from the block's shared memory (see
+// FunctionLowering::address), which is where cvta has work to do.
+#include <llvm/IR/Intrinsics.h>
+
+#include "lower/instruction_lowering.h"
+
+namespace xcuda::ptx {
+namespace {
+
+using llvm::Value;
+
+uint32_t element_bytes(ScalarType type) { return type == ScalarType::pred ? 1 : bit_width(type) / 8; }
+
+// The operands a vector access names: {a, b, …} or the single register.
+std::vector<const Operand*> elements_of(const Operand& operand) {
+  std::vector<const Operand*> elements;
+  if (operand.kind == Operand::Kind::vector) {
+    for (const Operand& element : operand.elements) elements.push_back(&element);
+  } else {
+    elements.push_back(&operand);
+  }
+  return elements;
+}
+
+void lower_load(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types[0];
+  Value* pointer = lowering.address(instruction.operands[1], qualifiers.space);
+  llvm::Type* value_type = lowering.type_of(type);
+  uint32_t size = element_bytes(type);
+  auto elements = elements_of(instruction.operands[0]);
+  for (size_t index = 0; index < elements.size(); ++index) {
+    Value* element_pointer = index == 0 ? pointer : builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, index * size);
+    auto* load = builder.CreateAlignedLoad(value_type, element_pointer, llvm::Align(size), qualifiers.volatile_access);
+    lowering.write(*elements[index], load, type);
+  }
+}
+
+void lower_store(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types[0];
+  Value* pointer = lowering.address(instruction.operands[0], qualifiers.space);
+  uint32_t size = element_bytes(type);
+  auto elements = elements_of(instruction.operands[1]);
+  for (size_t index = 0; index < elements.size(); ++index) {
+    Value* element_pointer = index == 0 ? pointer : builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, index * size);
+    builder.CreateAlignedStore(lowering.read(*elements[index], type), element_pointer, llvm::Align(size), qualifiers.volatile_access);
+  }
+}
+
+void lower_cvta(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types[0];
+  Value* value = lowering.read(instruction.operands[1], type);
+  if (qualifiers.space == StateSpace::shared) {
+    Value* base = builder.CreatePtrToInt(lowering.shared_base(), value->getType());
+    value = qualifiers.to_space ? builder.CreateSub(value, base) : builder.CreateAdd(value, base);
+  } else if (qualifiers.space == StateSpace::generic) {
+    lowering.error(instruction.location, "cvta needs a state space");
+    return;
+  }
+  lowering.write(instruction.operands[0], value, type);
+}
+
+void lower_fence(FunctionLowering& lowering, const Instruction& instruction) {
+  bool proxy_only = std::find(instruction.qualifiers.other.begin(), instruction.qualifiers.other.end(), "proxy") !=
+                    instruction.qualifiers.other.end();
+  if (!proxy_only) lowering.builder().CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+}
+
+// Cache hints have no meaning on the host.
+void lower_prefetch(FunctionLowering&, const Instruction&) {}
+
+}  // namespace
+
+void add_memory_lowerings(LoweringTable& table) {
+  table["ld"] = lower_load;
+  table["ldu"] = lower_load;
+  table["st"] = lower_store;
+  table["cvta"] = lower_cvta;
+  table["membar"] = lower_fence;
+  table["fence"] = lower_fence;
+  table["prefetch"] = lower_prefetch;
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,173 @@
+#include "lower/module_lowering.h"
+
+#include <bit>
+#include <cstring>
+
+#include <llvm/IR/Constants.h>
+
+#include "lower/function_lowering.h"
+#include "lower/intrinsics.h"
+
+namespace xcuda::ptx {
+
+ModuleLowering::ModuleLowering(const Module& module, const SharedLayout& shared, llvm::Module& target,
+                               DiagnosticSink& diagnostics)
+    : source_(module), shared_(shared), target_(target), diagnostics_(diagnostics) {}
+
+llvm::Function* ModuleLowering::intrinsic(const std::string& name, llvm::Type* result,
+                                          llvm::ArrayRef<llvm::Type*> parameters) {
+  if (llvm::Function* existing = target_.getFunction(name)) return existing;
+  auto* type = llvm::FunctionType::get(result, parameters, false);
+  auto* function = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, target_);
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  return function;
+}
+
+// Lays the initial values out byte by byte; an address becomes a relocated 64-bit field.
+llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variable) {
+  llvm::LLVMContext& context = target_.getContext();
+  auto* byte = llvm::Type::getInt8Ty(context);
+  uint64_t size = variable.size_in_bytes();
+  if (variable.initializer.empty()) return llvm::ConstantAggregateZero::get(llvm::ArrayType::get(byte, size));
+  uint32_t element_bytes = variable.type == ScalarType::pred ? 1 : bit_width(variable.type) / 8;
+  std::vector<llvm::Constant*> fields;
+  std::vector<uint8_t> pending;
+  auto flush_bytes = [&] {
+    if (pending.empty()) return;
+    fields.push_back(llvm::ConstantDataArray::get(context, pending));
+    pending.clear();
+  };
+  for (const InitialValue& value : variable.initializer) {
+    if (value.kind == InitialValue::Kind::address) {
+      if (element_bytes != 8) {
+        diagnostics_.error(value.location, "an address needs a 64-bit element");
+        continue;
+      }
+      llvm::Constant* base = target_.getNamedValue(value.symbol);
+      if (base == nullptr) {
+        diagnostics_.error(value.location, "'" + value.symbol + "' cannot be used in an initialiser");
+        continue;
+      }
+      flush_bytes();
+      auto* address = llvm::ConstantExpr::getGetElementPtr(byte, base, llvm::ConstantInt::get(llvm::Type::getInt64Ty(context), value.offset));
+      fields.push_back(llvm::ConstantExpr::getPtrToInt(address, llvm::Type::getInt64Ty(context)));
+      continue;
+    }
+    uint64_t bits = value.integer;
+    if (value.kind == InitialValue::Kind::floating) {
+      if (variable.type == ScalarType::f64) {
+        bits = std::bit_cast<uint64_t>(value.floating);
+      } else if (is_float(variable.type)) {
+        llvm::APFloat converted(value.floating);
+        bool lost = false;
+        const auto& semantics = variable.type == ScalarType::f32 ? llvm::APFloat::IEEEsingle()
+                                : variable.type == ScalarType::bf16 ? llvm::APFloat::BFloat()
+                                                                     : llvm::APFloat::IEEEhalf();
+        converted.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+        bits = converted.bitcastToAPInt().getZExtValue();
+      } else {
+        bits = static_cast<uint64_t>(static_cast<int64_t>(value.floating));
+      }
+      if (value.float_is_single && variable.type == ScalarType::f32) bits = value.integer;
+      else if (value.float_is_single && variable.type == ScalarType::f64)
+        bits = std::bit_cast<uint64_t>(static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(value.integer))));
+    } else if (is_float(variable.type)) {
+      diagnostics_.error(value.location, "expected a float value for ." + std::string(name_of(variable.type)));
+    }
+    for (uint32_t i = 0; i < element_bytes; ++i) pending.push_back(static_cast<uint8_t>(i < 8 ? bits >> (8 * i) : 0));
+  }
+  uint64_t written = 0;
+  for (auto* field : fields) written += field->getType()->isIntegerTy() ? 8 : llvm::cast<llvm::ArrayType>(field->getType())->getNumElements();
+  written += pending.size();
+  pending.resize(pending.size() + (size > written ? size - written : 0), 0);
+  flush_bytes();
+  if (fields.size() == 1) return fields[0];
+  return llvm::ConstantStruct::getAnon(context, fields, /*Packed=*/true);
+}
+
+void ModuleLowering::declare_variables() {
+  variables_.assign(source_.variables.size(), nullptr);
+  // Declared first, initialised after, so initialisers may take any variable's address.
+  for (size_t index = 0; index < source_.variables.size(); ++index) {
+    const VariableDeclaration& variable = source_.variables[index];
+    if (variable.space == StateSpace::shared) continue;
+    if (variable.space != StateSpace::global && variable.space != StateSpace::constant) {
+      diagnostics_.error(variable.location, "module-scope ." + std::string(name_of(variable.space)) +
+                                                " variables are not supported yet");
+      continue;
+    }
+    auto* type = llvm::ArrayType::get(llvm::Type::getInt8Ty(target_.getContext()), variable.size_in_bytes());
+    // Never `constant`: the runtime writes .const variables (cuMemcpyHtoD to a symbol) between
+    // launches, so their contents must not be folded into code.
+    auto linkage = variable.is_extern ? llvm::GlobalValue::ExternalLinkage
+                   : variable.is_weak ? llvm::GlobalValue::WeakAnyLinkage
+                                      : llvm::GlobalValue::ExternalLinkage;
+    auto* global = new llvm::GlobalVariable(target_, type, false, linkage, nullptr, variable.name);
+    global->setAlignment(llvm::Align(std::max<uint32_t>(variable.effective_alignment(), 1)));
+    variables_[index] = global;
+  }
+  for (size_t index = 0; index < source_.variables.size(); ++index) {
+    llvm::GlobalVariable* global = variables_[index];
+    const VariableDeclaration& variable = source_.variables[index];
+    if (global == nullptr || variable.is_extern) continue;
+    llvm::Constant* initial = initial_value(variable);
+    if (initial->getType() == global->getValueType()) {
+      global->setInitializer(initial);
+      continue;
+    }
+    // The initialiser holds relocated addresses: the global takes the initialiser's type.
+    auto* replacement = new llvm::GlobalVariable(target_, initial->getType(), false, global->getLinkage(), initial);
+    replacement->setAlignment(global->getAlign());
+    replacement->takeName(global);
+    global->replaceAllUsesWith(replacement);
+    global->eraseFromParent();
+    variables_[index] = replacement;
+  }
+}
+
+void ModuleLowering::declare_functions() {
+  llvm::LLVMContext& context = target_.getContext();
+  auto* pointer = llvm::PointerType::get(context, 0);
+  functions_.assign(source_.functions.size(), nullptr);
+  std::unordered_map<std::string, llvm::Function*> by_name;
+  // Definitions first so prototypes (forward declarations, .extern) resolve to them.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t index = 0; index < source_.functions.size(); ++index) {
+      const Function& function = source_.functions[index];
+      if (function.has_body != (pass == 0)) continue;
+      if (auto found = by_name.find(function.name); found != by_name.end()) {
+        functions_[index] = found->second;
+        continue;
+      }
+      size_t pointers = function.is_entry ? 2 : 1 + function.returns.size() + function.parameters.size();
+      auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), std::vector<llvm::Type*>(pointers, pointer), false);
+      auto linkage = function.has_body ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage;
+      auto* lowered = llvm::Function::Create(type, linkage, function.name, target_);
+      lowered->addFnAttr(llvm::Attribute::NoUnwind);
+      functions_[index] = lowered;
+      by_name[function.name] = lowered;
+    }
+  }
+}
+
+void ModuleLowering::run() {
+  declare_variables();
+  declare_functions();
+  llvm::NamedMDNode* kernels = target_.getOrInsertNamedMetadata(intrinsics::kernels_metadata);
+  for (size_t index = 0; index < source_.functions.size(); ++index) {
+    const Function& function = source_.functions[index];
+    if (!function.has_body || !functions_[index]->empty()) continue;
+    FunctionLowering(*this, function, functions_[index]).run();
+    if (function.is_entry)
+      kernels->addOperand(llvm::MDNode::get(target_.getContext(), llvm::ValueAsMetadata::get(functions_[index])));
+  }
+}
+
+std::unique_ptr<llvm::Module> lower_module(const Module& module, const SharedLayout& shared,
+                                           llvm::LLVMContext& context, DiagnosticSink& diagnostics) {
+  auto lowered = std::make_unique<llvm::Module>("ptx", context);
+  ModuleLowering(module, shared, *lowered, diagnostics).run();
+  return lowered;
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,48 @@
+// PTX module → target-neutral LLVM module: variables become globals (or shared-memory offsets),
+// functions become LLVM functions taking the thread context first, and kernels are listed in
+// the intrinsics::kernels_metadata node for the target to wrap.
+#pragma once
+
+#include <memory>
+
+#include <llvm/IR/Module.h>
+
+#include "diagnostics.h"
+#include "lower/layout.h"
+#include "parse/ast.h"
+
+namespace xcuda::ptx {
+
+class ModuleLowering {
+ public:
+  ModuleLowering(const Module& module, const SharedLayout& shared, llvm::Module& target, DiagnosticSink& diagnostics);
+
+  void run();
+
+  const Module& source() const { return source_; }
+  llvm::Module& target() { return target_; }
+  DiagnosticSink& diagnostics() { return diagnostics_; }
+  const SharedLayout& shared_layout() const { return shared_; }
+
+  llvm::Function* function(uint32_t index) const { return functions_[index]; }
+  llvm::GlobalVariable* variable(uint32_t index) const { return variables_[index]; }
+  // Declares (once) a target-neutral intrinsic from intrinsics.h.
+  llvm::Function* intrinsic(const std::string& name, llvm::Type* result, llvm::ArrayRef<llvm::Type*> parameters);
+
+ private:
+  void declare_variables();
+  llvm::Constant* initial_value(const VariableDeclaration& variable);
+  void declare_functions();
+
+  const Module& source_;
+  const SharedLayout& shared_;
+  llvm::Module& target_;
+  DiagnosticSink& diagnostics_;
+  std::vector<llvm::Function*> functions_;          // by index in source_.functions
+  std::vector<llvm::GlobalVariable*> variables_;    // by index in source_.variables; null for .shared
+};
+
+std::unique_ptr<llvm::Module> lower_module(const Module& module, const SharedLayout& shared,
+                                           llvm::LLVMContext& context, DiagnosticSink& diagnostics);
+
+}  // namespace xcuda::ptx

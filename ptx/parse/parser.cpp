@@ -1,0 +1,713 @@
+#include "parse/parser.h"
+
+#include <bit>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+
+namespace xcuda::ptx {
+namespace {
+
+// Thrown after the diagnostic is recorded; the statement loop catches it and resynchronises.
+struct StatementAbandoned {};
+
+constexpr int max_nesting = 64;
+
+class Parser {
+ public:
+  Parser(std::string_view source, DiagnosticSink& diagnostics)
+      : tokens_(tokenize(source)), diagnostics_(diagnostics) {}
+
+  Module run() {
+    while (!at_end()) {
+      size_t start = position_;
+      try {
+        module_statement();
+      } catch (const StatementAbandoned&) {
+        skip_past_statement();
+        // The body of a function whose header was broken: its error is already reported.
+        if (peek().is_punctuation('{')) skip_braced_section();
+      }
+      if (position_ == start) next();  // always make progress, whatever the input
+    }
+    return std::move(module_);
+  }
+
+ private:
+  // ---- token access -------------------------------------------------------------------------
+
+  const Token& peek(size_t ahead = 0) const {
+    size_t index = std::min(position_ + ahead, tokens_.size() - 1);
+    return tokens_[index];
+  }
+  bool at_end() const { return peek().kind == TokenKind::end_of_file; }
+  const Token& next() {
+    const Token& token = peek();
+    if (!at_end()) ++position_;
+    return token;
+  }
+  bool accept_punctuation(char symbol) {
+    if (!peek().is_punctuation(symbol)) return false;
+    next();
+    return true;
+  }
+  bool accept_word(std::string_view word) {
+    if (!peek().is(TokenKind::dot_word, word)) return false;
+    next();
+    return true;
+  }
+
+  std::string describe(const Token& token) const {
+    switch (token.kind) {
+      case TokenKind::end_of_file: return "end of file";
+      case TokenKind::invalid: return "invalid character '" + std::string(token.text.substr(0, 1)) + "'";
+      default: return "'" + std::string(token.text) + "'";
+    }
+  }
+
+  [[noreturn]] void fail(SourceLocation location, std::string message) {
+    diagnostics_.error(location, std::move(message));
+    throw StatementAbandoned{};
+  }
+  [[noreturn]] void fail_expected(std::string_view what) {
+    fail(peek().location, "expected " + std::string(what) + ", found " + describe(peek()));
+  }
+
+  void expect_punctuation(char symbol) {
+    if (!accept_punctuation(symbol)) fail_expected(std::string("'") + symbol + "'");
+  }
+
+  // Where a missing ';' belongs: right after the previous token.
+  SourceLocation end_of_previous_token() const {
+    if (position_ == 0) return peek().location;
+    const Token& previous = tokens_[position_ - 1];
+    SourceLocation location = previous.location;
+    location.column += static_cast<uint32_t>(previous.text.size());
+    return location;
+  }
+
+  void expect_statement_end() {
+    if (accept_punctuation(';')) return;
+    // A statement that simply lacks its ';' before the next line: report it and carry on with the
+    // next line as a fresh statement rather than discarding it.
+    if (position_ > 0 && peek().location.line > tokens_[position_ - 1].location.line) {
+      diagnostics_.error(end_of_previous_token(), "expected ';' at end of statement");
+      return;
+    }
+    fail_expected("';'");
+  }
+
+  void skip_past_statement() {
+    int depth = 0;
+    while (!at_end()) {
+      const Token& token = peek();
+      if (token.is_punctuation(';') && depth == 0) {
+        next();
+        return;
+      }
+      if (token.is_punctuation('{') || token.is_punctuation('}')) {
+        if (depth == 0) return;
+        --depth;
+      }
+      if (token.is_punctuation('(') || token.is_punctuation('[')) ++depth;
+      if ((token.is_punctuation(')') || token.is_punctuation(']')) && depth > 0) --depth;
+      next();
+    }
+  }
+
+  // Directives such as .loc and .file are one line long and end without ';'.
+  void skip_rest_of_line(uint32_t line) {
+    while (!at_end() && peek().location.line == line && !peek().is_punctuation('}')) next();
+  }
+
+  void skip_braced_section() {
+    int depth = 0;
+    while (!at_end()) {
+      const Token& token = next();
+      if (token.is_punctuation('{')) ++depth;
+      if (token.is_punctuation('}') && --depth <= 0) return;
+    }
+  }
+
+  // ---- literals -----------------------------------------------------------------------------
+
+  uint64_t integer_value(const Token& token) {
+    std::string_view text = token.text;
+    if (!text.empty() && (text.back() == 'U' || text.back() == 'u')) text.remove_suffix(1);
+    int base = 10;
+    if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+      base = 16;
+      text.remove_prefix(2);
+    } else if (text.size() > 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) {
+      base = 2;
+      text.remove_prefix(2);
+    } else if (text.size() > 1 && text[0] == '0') {
+      base = 8;
+      text.remove_prefix(1);
+    }
+    uint64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+    if (error != std::errc() || end != text.data() + text.size())
+      fail(token.location, "invalid integer literal '" + std::string(token.text) + "'");
+    return value;
+  }
+
+  uint64_t integer_literal() {
+    bool negative = accept_punctuation('-');
+    if (peek().kind != TokenKind::integer) fail_expected("an integer");
+    uint64_t value = integer_value(next());
+    return negative ? ~value + 1 : value;
+  }
+
+  uint32_t small_integer(std::string_view what) {
+    const Token& token = peek();
+    if (token.kind != TokenKind::integer) fail_expected(what);
+    uint64_t value = integer_value(next());
+    if (value > 0xFFFFFFFFu) fail(token.location, std::string(what) + " is too large");
+    return static_cast<uint32_t>(value);
+  }
+
+  struct FloatLiteral {
+    uint8_t bits = 0;     // 32 for 0f, 64 for 0d, 0 for a decimal literal
+    uint64_t raw = 0;     // the hex digits of a 0f/0d literal
+    double value = 0;     // a decimal literal
+  };
+
+  FloatLiteral float_literal(const Token& token, bool negative) {
+    std::string_view text = token.text;
+    FloatLiteral literal;
+    if (text.size() > 2 && text[0] == '0' && std::string_view("fFdD").find(text[1]) != std::string_view::npos) {
+      bool single = text[1] == 'f' || text[1] == 'F';
+      size_t digits = single ? 8 : 16;
+      if (text.size() != digits + 2)
+        fail(token.location, "float literal '" + std::string(text) + "' needs exactly " +
+                                 std::to_string(digits) + " hex digits");
+      std::from_chars(text.data() + 2, text.data() + text.size(), literal.raw, 16);
+      if (negative) literal.raw ^= single ? 0x80000000ull : 0x8000000000000000ull;
+      literal.bits = single ? 32 : 64;
+      return literal;
+    }
+    std::string copy(text);
+    char* end = nullptr;
+    literal.value = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size()) fail(token.location, "invalid float literal '" + copy + "'");
+    if (negative) literal.value = -literal.value;
+    return literal;
+  }
+
+  // ---- module level -------------------------------------------------------------------------
+
+  void module_statement() {
+    const Token& token = peek();
+    if (token.kind != TokenKind::dot_word) fail_expected("a directive");
+    std::string_view word = token.text;
+    if (word == ".version") {
+      next();
+      if (peek().kind != TokenKind::float_literal && peek().kind != TokenKind::integer) fail_expected("a version number");
+      module_.version = std::string(next().text);
+    } else if (word == ".target") {
+      next();
+      if (peek().kind != TokenKind::identifier) fail_expected("a target name");
+      module_.target = std::string(next().text);
+      while (accept_punctuation(',')) {
+        if (peek().kind != TokenKind::identifier) fail_expected("a target option");
+        next();
+      }
+    } else if (word == ".address_size") {
+      next();
+      const Token& size_token = peek();
+      module_.address_size = small_integer("an address size");
+      if (module_.address_size != 64)
+        fail(size_token.location, "only .address_size 64 is supported");
+    } else if (word == ".file" || word == ".loc") {
+      next();
+      skip_rest_of_line(token.location.line);
+    } else if (word == ".section") {
+      skip_braced_section();
+    } else if (word == ".pragma") {
+      next();
+      if (peek().kind != TokenKind::string) fail_expected("a pragma string");
+      next();
+      expect_statement_end();
+    } else {
+      declaration_or_function();
+    }
+  }
+
+  struct Linkage {
+    bool is_visible = false, is_extern = false, is_weak = false;
+  };
+
+  void declaration_or_function() {
+    Linkage linkage;
+    SourceLocation start = peek().location;
+    while (true) {
+      if (accept_word(".visible")) linkage.is_visible = true;
+      else if (accept_word(".extern")) linkage.is_extern = true;
+      else if (accept_word(".weak") || accept_word(".common")) linkage.is_weak = true;
+      else break;
+    }
+    if (peek().is(TokenKind::dot_word, ".entry") || peek().is(TokenKind::dot_word, ".func")) {
+      function(linkage, start);
+      return;
+    }
+    std::vector<VariableDeclaration> declarations = variable_declarations(/*at_module_scope=*/true);
+    for (auto& declaration : declarations) {
+      declaration.is_visible = linkage.is_visible;
+      declaration.is_extern = linkage.is_extern;
+      declaration.is_weak = linkage.is_weak;
+      module_.variables.push_back(std::move(declaration));
+    }
+  }
+
+  // ---- declarations -------------------------------------------------------------------------
+
+  // `.space [.align N] [.vN] .type [.ptr ...] name[<N>][dims] [= init] {, name ...} ;`
+  // The caller has consumed any linkage words; the ';' is consumed here.
+  std::vector<VariableDeclaration> variable_declarations(bool at_module_scope) {
+    const Token& space_token = peek();
+    std::optional<StateSpace> space;
+    if (space_token.kind == TokenKind::dot_word) space = state_space_named(space_token.text.substr(1));
+    if (!space || *space == StateSpace::sreg)
+      fail(space_token.location, at_module_scope ? "expected a directive, found " + describe(space_token)
+                                                 : "expected a state space, found " + describe(space_token));
+    next();
+    VariableDeclaration prototype;
+    prototype.location = space_token.location;
+    prototype.space = *space;
+    declaration_attributes(prototype);
+
+    std::vector<VariableDeclaration> declarations;
+    do {
+      VariableDeclaration declaration = prototype;
+      declaration_name(declaration);
+      if (accept_punctuation('=')) {
+        if (declaration.space != StateSpace::global && declaration.space != StateSpace::constant)
+          fail(peek().location, "only .global and .const variables can have initialisers");
+        initializer(declaration.initializer, 0);
+      }
+      declarations.push_back(std::move(declaration));
+    } while (accept_punctuation(','));
+    expect_statement_end();
+    return declarations;
+  }
+
+  // The words between the state space and the name: alignment, vector width, type, .ptr.
+  void declaration_attributes(VariableDeclaration& declaration) {
+    bool have_type = false;
+    while (peek().kind == TokenKind::dot_word) {
+      const Token& token = peek();
+      std::string_view word = token.text.substr(1);
+      if (word == "align") {
+        next();
+        const Token& value_token = peek();
+        declaration.alignment = small_integer("an alignment");
+        if (declaration.alignment == 0 || (declaration.alignment & (declaration.alignment - 1)) != 0)
+          fail(value_token.location, "alignment must be a power of two");
+      } else if (word == "v2" || word == "v4" || word == "v8") {
+        next();
+        declaration.vector_width = static_cast<uint32_t>(word[1] - '0');
+      } else if (word == "ptr") {
+        next();  // .ptr [.space] [.align N]: a hint about what a kernel parameter points at
+        if (peek().kind == TokenKind::dot_word && state_space_named(peek().text.substr(1))) next();
+      } else if (auto type = scalar_type_named(word)) {
+        if (have_type) fail(token.location, "a declaration has only one type");
+        next();
+        declaration.type = *type;
+        have_type = true;
+      } else if (word == "attribute" || word == "managed" || word == "unified") {
+        fail(token.location, "'" + std::string(token.text) + "' is not supported yet");
+      } else {
+        fail(token.location, "unexpected " + describe(token) + " in a declaration");
+      }
+    }
+    if (!have_type) fail_expected("a type");
+  }
+
+  void declaration_name(VariableDeclaration& declaration) {
+    if (peek().kind != TokenKind::identifier) fail_expected("a name");
+    declaration.location = peek().location;
+    declaration.name = std::string(next().text);
+    if (accept_punctuation('<')) {
+      const Token& count_token = peek();
+      declaration.register_count = small_integer("a register count");
+      if (declaration.register_count == 0) fail(count_token.location, "a register range needs at least one register");
+      if (declaration.space != StateSpace::reg)
+        fail(count_token.location, "only registers can be declared as a range");
+      expect_punctuation('>');
+    }
+    while (accept_punctuation('[')) {
+      if (accept_punctuation(']')) {
+        if (declaration.unsized_array || !declaration.array_dimensions.empty())
+          fail(peek().location, "only the first array dimension can be left out");
+        declaration.unsized_array = true;
+        continue;
+      }
+      const Token& size_token = peek();
+      uint64_t size = small_integer("an array size");
+      if (size == 0) fail(size_token.location, "an array needs at least one element");
+      declaration.array_dimensions.push_back(size);
+      expect_punctuation(']');
+    }
+  }
+
+  void initializer(std::vector<InitialValue>& values, int depth) {
+    if (depth > max_nesting) fail(peek().location, "initialiser nested too deeply");
+    if (accept_punctuation('{')) {
+      do {
+        initializer(values, depth + 1);
+      } while (accept_punctuation(','));
+      expect_punctuation('}');
+      return;
+    }
+    InitialValue value;
+    value.location = peek().location;
+    bool negative = accept_punctuation('-');
+    const Token& token = peek();
+    if (token.kind == TokenKind::integer) {
+      value.integer = integer_value(next());
+      if (negative) value.integer = ~value.integer + 1;
+    } else if (token.kind == TokenKind::float_literal) {
+      next();
+      FloatLiteral literal = float_literal(token, negative);
+      value.kind = InitialValue::Kind::floating;
+      if (literal.bits == 32) {
+        value.integer = literal.raw;
+        value.float_is_single = true;
+      } else if (literal.bits == 64) {
+        value.floating = std::bit_cast<double>(literal.raw);
+      } else {
+        value.floating = literal.value;
+      }
+    } else if (token.kind == TokenKind::identifier && !negative) {
+      next();
+      value.kind = InitialValue::Kind::address;
+      if (token.text == "generic") {
+        expect_punctuation('(');
+        if (peek().kind != TokenKind::identifier) fail_expected("a variable name");
+        value.symbol = std::string(next().text);
+        expect_punctuation(')');
+      } else {
+        value.symbol = std::string(token.text);
+      }
+      if (accept_punctuation('+')) value.offset = static_cast<int64_t>(integer_literal());
+    } else {
+      fail_expected("an initial value");
+    }
+    values.push_back(std::move(value));
+  }
+
+  // ---- functions ----------------------------------------------------------------------------
+
+  void function(const Linkage& linkage, SourceLocation start) {
+    Function function;
+    function.location = start;
+    function.is_entry = next().text == ".entry";
+    function.is_visible = linkage.is_visible;
+    function.is_extern = linkage.is_extern;
+    function.is_weak = linkage.is_weak;
+    if (!function.is_entry && peek().is_punctuation('(')) function.returns = parameter_list();
+    if (peek().kind != TokenKind::identifier) fail_expected("a function name");
+    function.name = std::string(next().text);
+    if (peek().is_punctuation('(')) function.parameters = parameter_list();
+    performance_directives(function);
+    if (accept_punctuation(';')) {
+      module_.functions.push_back(std::move(function));
+      return;
+    }
+    if (!peek().is_punctuation('{')) fail_expected("'{' or ';' after the function header");
+    SourceLocation body_start = next().location;
+    function.has_body = true;
+    function_body(function, body_start);
+    module_.functions.push_back(std::move(function));
+  }
+
+  std::vector<VariableDeclaration> parameter_list() {
+    expect_punctuation('(');
+    std::vector<VariableDeclaration> parameters;
+    if (accept_punctuation(')')) return parameters;
+    do {
+      const Token& space_token = peek();
+      VariableDeclaration parameter;
+      parameter.location = space_token.location;
+      if (space_token.is(TokenKind::dot_word, ".param")) parameter.space = StateSpace::param;
+      else if (space_token.is(TokenKind::dot_word, ".reg")) parameter.space = StateSpace::reg;
+      else fail_expected("'.param'");
+      next();
+      declaration_attributes(parameter);
+      declaration_name(parameter);
+      if (parameter.register_count != 0) fail(parameter.location, "a parameter cannot be a register range");
+      parameters.push_back(std::move(parameter));
+    } while (accept_punctuation(','));
+    expect_punctuation(')');
+    return parameters;
+  }
+
+  void thread_counts(std::array<uint32_t, 3>& counts) {
+    counts = {1, 1, 1};
+    int index = 0;
+    do {
+      if (index == 3) fail(peek().location, "at most three dimensions");
+      counts[static_cast<size_t>(index++)] = small_integer("a thread count");
+    } while (accept_punctuation(','));
+  }
+
+  void performance_directives(Function& function) {
+    while (peek().kind == TokenKind::dot_word) {
+      std::string_view word = peek().text;
+      if (word == ".maxntid") {
+        next();
+        thread_counts(function.max_threads);
+      } else if (word == ".reqntid") {
+        next();
+        thread_counts(function.required_threads);
+      } else if (word == ".minnctapersm") {
+        next();
+        function.min_blocks_per_multiprocessor = small_integer("a block count");
+      } else if (word == ".maxnreg" || word == ".maxnctapersm" || word == ".maxclusterrank") {
+        next();
+        small_integer("a count");
+      } else if (word == ".reqnctapercluster") {
+        next();
+        std::array<uint32_t, 3> ignored{};
+        thread_counts(ignored);
+      } else if (word == ".noreturn" || word == ".explicitcluster") {
+        next();
+      } else if (word == ".pragma") {
+        next();
+        if (peek().kind != TokenKind::string) fail_expected("a pragma string");
+        next();
+        expect_statement_end();
+      } else {
+        return;
+      }
+    }
+  }
+
+  void function_body(Function& function, SourceLocation body_start) {
+    int depth = 0;
+    while (true) {
+      if (at_end()) {
+        diagnostics_.error(peek().location, "expected '}' to close the body of '" + function.name +
+                                                "' opened at " + std::to_string(body_start.line) +
+                                                ":" + std::to_string(body_start.column));
+        return;
+      }
+      if (peek().is_punctuation('}')) {
+        SourceLocation location = next().location;
+        if (depth == 0) return;
+        --depth;
+        function.body.push_back(ScopeEnd{location});
+        continue;
+      }
+      if (peek().is_punctuation('{')) {
+        if (depth == max_nesting) {
+          diagnostics_.error(peek().location, "blocks nested too deeply");
+          skip_braced_section();
+          continue;
+        }
+        function.body.push_back(ScopeBegin{next().location});
+        ++depth;
+        continue;
+      }
+      // A body that is not closed before the next function: report it here rather than reading
+      // the next function's header as instructions.
+      if (peek().is(TokenKind::dot_word, ".entry") || peek().is(TokenKind::dot_word, ".func") ||
+          peek().is(TokenKind::dot_word, ".visible")) {
+        diagnostics_.error(peek().location, "expected '}' to close the body of '" + function.name +
+                                                "' before the next function");
+        return;
+      }
+      size_t start = position_;
+      try {
+        body_statement(function);
+      } catch (const StatementAbandoned&) {
+        skip_past_statement();
+      }
+      if (position_ == start) next();
+    }
+  }
+
+  void body_statement(Function& function) {
+    const Token& token = peek();
+    if (token.kind == TokenKind::dot_word) {
+      std::string_view word = token.text;
+      if (word == ".loc" || word == ".file") {
+        next();
+        skip_rest_of_line(token.location.line);
+        return;
+      }
+      if (word == ".pragma") {
+        next();
+        if (peek().kind != TokenKind::string) fail_expected("a pragma string");
+        next();
+        expect_statement_end();
+        return;
+      }
+      for (auto& declaration : variable_declarations(/*at_module_scope=*/false))
+        function.body.push_back(std::move(declaration));
+      return;
+    }
+    if (token.kind == TokenKind::identifier && peek(1).is_punctuation(':')) {
+      next();
+      next();
+      function.body.push_back(Label{token.location, std::string(token.text)});
+      return;
+    }
+    function.body.push_back(instruction());
+  }
+
+  // ---- instructions -------------------------------------------------------------------------
+
+  Instruction instruction() {
+    Instruction instruction;
+    instruction.location = peek().location;
+    if (accept_punctuation('@')) {
+      Guard guard;
+      guard.negated = accept_punctuation('!');
+      if (peek().kind != TokenKind::identifier) fail_expected("a predicate register after '@'");
+      guard.predicate.location = peek().location;
+      guard.predicate.name = std::string(next().text);
+      instruction.guard = std::move(guard);
+    }
+    const Token& opcode = peek();
+    if (opcode.kind != TokenKind::identifier || opcode.text[0] == '%' || opcode.text[0] == '$')
+      fail_expected("an instruction");
+    next();
+    instruction.opcode = std::string(opcode.text);
+    // Modifiers are glued to the opcode: `ld.global.f32`, never `ld .global`.
+    while (peek().kind == TokenKind::dot_word &&
+           peek().location.line == tokens_[position_ - 1].location.line &&
+           peek().location.column == tokens_[position_ - 1].location.column + tokens_[position_ - 1].text.size()) {
+      const Token& modifier = next();
+      instruction.modifiers.push_back(Modifier{std::string(modifier.text.substr(1)), modifier.location});
+    }
+    if (!peek().is_punctuation(';') && !starts_statement_on_new_line()) {
+      do {
+        instruction.operands.push_back(operand(0));
+      } while (accept_punctuation(','));
+    }
+    expect_statement_end();
+    return instruction;
+  }
+
+  // Operands may start on the line after the opcode (nvcc writes `call.uni` that way), so a
+  // token on a new line is only taken as the next statement when it clearly starts one: a
+  // label, a guard, a directive, a brace, or an opcode with modifiers.
+  bool starts_statement_on_new_line() const {
+    const Token& token = peek();
+    if (position_ == 0 || token.location.line == tokens_[position_ - 1].location.line) return false;
+    if (token.kind == TokenKind::dot_word || token.is_punctuation('@') || token.is_punctuation('}') ||
+        token.kind == TokenKind::end_of_file)
+      return true;
+    if (token.kind != TokenKind::identifier) return false;
+    const Token& following = peek(1);
+    bool glued = following.location.line == token.location.line &&
+                 following.location.column == token.location.column + token.text.size();
+    if (following.is_punctuation(':')) return true;
+    return glued && following.kind == TokenKind::dot_word && token.text[0] != '%';
+  }
+
+  Operand operand(int depth) {
+    if (depth > max_nesting) fail(peek().location, "operand nested too deeply");
+    Operand result;
+    result.location = peek().location;
+    const Token& token = peek();
+    if (accept_punctuation('!')) {
+      result = operand(depth + 1);
+      if (result.kind != Operand::Kind::name) fail(token.location, "only a predicate can be negated");
+      result.negated = true;
+      result.location = token.location;
+      return result;
+    }
+    if (accept_punctuation('[')) {
+      result.kind = Operand::Kind::address;
+      address(result);
+      expect_punctuation(']');
+      return result;
+    }
+    if (token.is_punctuation('{') || token.is_punctuation('(')) {
+      char closing = token.is_punctuation('{') ? '}' : ')';
+      result.kind = token.is_punctuation('{') ? Operand::Kind::vector : Operand::Kind::list;
+      next();
+      if (accept_punctuation(closing)) return result;
+      do {
+        result.elements.push_back(operand(depth + 1));
+      } while (accept_punctuation(','));
+      expect_punctuation(closing);
+      return result;
+    }
+    bool negative = accept_punctuation('-');
+    const Token& value = peek();
+    if (value.kind == TokenKind::integer) {
+      result.kind = Operand::Kind::integer;
+      result.integer = integer_value(next());
+      if (negative) result.integer = ~result.integer + 1;
+      return result;
+    }
+    if (value.kind == TokenKind::float_literal) {
+      next();
+      result.kind = Operand::Kind::floating;
+      FloatLiteral literal = float_literal(value, negative);
+      result.float_bits = literal.bits;
+      result.integer = literal.raw;
+      result.floating = literal.value;
+      return result;
+    }
+    if (negative || value.kind != TokenKind::identifier) fail_expected("an operand");
+    next();
+    if (value.text == "_") {
+      result.kind = Operand::Kind::sink;
+      return result;
+    }
+    result.name = std::string(value.text);
+    // %tid.x: the component is glued to the name.
+    if (peek().kind == TokenKind::dot_word && peek().location.line == value.location.line &&
+        peek().location.column == value.location.column + value.text.size()) {
+      result.component = std::string(next().text.substr(1));
+    }
+    if (accept_punctuation('|')) {
+      Operand first = std::move(result);
+      result = Operand{};
+      result.kind = Operand::Kind::predicate_pair;
+      result.location = first.location;
+      result.elements.push_back(std::move(first));
+      if (peek().kind != TokenKind::identifier) fail_expected("a predicate register after '|'");
+      Operand second;
+      second.location = peek().location;
+      second.name = std::string(next().text);
+      result.elements.push_back(std::move(second));
+    }
+    return result;
+  }
+
+  void address(Operand& result) {
+    const Token& token = peek();
+    if (token.kind == TokenKind::identifier) {
+      result.name = std::string(next().text);
+    } else if (token.kind == TokenKind::integer || token.is_punctuation('-')) {
+      result.offset = static_cast<int64_t>(integer_literal());
+      return;
+    } else {
+      fail_expected("an address");
+    }
+    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
+      bool subtract = next().is_punctuation('-');
+      int64_t displacement = static_cast<int64_t>(integer_literal());
+      result.offset += subtract ? -displacement : displacement;
+    }
+  }
+
+  std::vector<Token> tokens_;
+  size_t position_ = 0;
+  DiagnosticSink& diagnostics_;
+  Module module_;
+};
+
+}  // namespace
+
+Module parse_module(std::string_view source, DiagnosticSink& diagnostics) {
+  return Parser(source, diagnostics).run();
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,190 @@
+#include "target/host/barrier_regions.h"
+
+#include <unordered_map>
+
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/Local.h>
+#include <llvm/Transforms/Utils/PromoteMemToReg.h>
+
+#include "lower/intrinsics.h"
+
+namespace xcuda::ptx::host {
+namespace {
+
+// Whether `function` can execute a barrier, directly or through the functions it calls.
+class BarrierReach {
+ public:
+  explicit BarrierReach(const llvm::Function* barrier) : barrier_(barrier) {}
+
+  bool reaches(const llvm::Function& function) {
+    if (auto found = known_.find(&function); found != known_.end()) return found->second;
+    known_[&function] = false;  // a cycle adds nothing new
+    bool result = false;
+    for (const llvm::BasicBlock& block : function)
+      for (const llvm::Instruction& instruction : block)
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
+          if (const llvm::Function* callee = call->getCalledFunction())
+            result = result || callee == barrier_ || (!callee->isDeclaration() && reaches(*callee));
+    known_[&function] = result;
+    return result;
+  }
+
+ private:
+  const llvm::Function* barrier_;
+  std::unordered_map<const llvm::Function*, bool> known_;
+};
+
+// Inlines every call that can reach a barrier, so the kernel holds all its barriers itself.
+bool inline_barrier_paths(llvm::Function& kernel, BarrierReach& reach) {
+  // Each round inlines one level; a barrier behind recursion never runs out of levels.
+  for (int round = 0; round < 64; ++round) {
+    std::vector<llvm::CallBase*> calls;
+    for (llvm::BasicBlock& block : kernel)
+      for (llvm::Instruction& instruction : block)
+        if (auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
+          if (llvm::Function* callee = call->getCalledFunction(); callee && !callee->isDeclaration() && reach.reaches(*callee))
+            calls.push_back(call);
+    if (calls.empty()) return true;
+    for (llvm::CallBase* call : calls) {
+      llvm::InlineFunctionInfo info;
+      if (!llvm::InlineFunction(*call, info).isSuccess()) return false;
+    }
+  }
+  return false;
+}
+
+void promote_registers(llvm::Function& function) {
+  std::vector<llvm::AllocaInst*> promotable;
+  for (llvm::Instruction& instruction : function.getEntryBlock())
+    if (auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction); alloca && llvm::isAllocaPromotable(alloca))
+      promotable.push_back(alloca);
+  llvm::DominatorTree dominators(function);
+  llvm::PromoteMemToReg(promotable, dominators);
+}
+
+// Moves the kernel's body into a function of the resumable signature.
+llvm::Function* make_resumable(llvm::Function& kernel) {
+  llvm::LLVMContext& context = kernel.getContext();
+  auto* pointer = llvm::PointerType::get(context, 0);
+  auto* i32 = llvm::Type::getInt32Ty(context);
+  auto* type = llvm::FunctionType::get(i32, {pointer, pointer, pointer, i32}, false);
+  auto* resumable = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, kernel.getName() + ".resumable", kernel.getParent());
+  resumable->copyAttributesFrom(&kernel);
+  resumable->splice(resumable->begin(), &kernel);
+  kernel.getArg(0)->replaceAllUsesWith(resumable->getArg(0));
+  kernel.getArg(1)->replaceAllUsesWith(resumable->getArg(1));
+  for (llvm::BasicBlock& block : *resumable) {
+    if (auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator())) {
+      llvm::ReturnInst::Create(context, llvm::ConstantInt::get(i32, thread_finished), ret->getIterator());
+      ret->eraseFromParent();
+    }
+  }
+  return resumable;
+}
+
+// Ends a region at each barrier call; returns the blocks where the regions resume.
+std::vector<llvm::BasicBlock*> split_regions(llvm::Function& function, const llvm::Function* barrier) {
+  std::vector<llvm::CallBase*> barriers;
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction); call && call->getCalledFunction() == barrier)
+        barriers.push_back(call);
+  std::vector<llvm::BasicBlock*> resume_points;
+  auto* i32 = llvm::Type::getInt32Ty(function.getContext());
+  for (llvm::CallBase* call : barriers) {
+    uint32_t number = static_cast<uint32_t>(resume_points.size() + 1);
+    llvm::BasicBlock* block = call->getParent();
+    llvm::BasicBlock* rest = block->splitBasicBlock(call->getNextNode(), "resume." + std::to_string(number));
+    block->getTerminator()->eraseFromParent();
+    call->eraseFromParent();
+    llvm::ReturnInst::Create(function.getContext(), llvm::ConstantInt::get(i32, number), block);
+    resume_points.push_back(rest);
+  }
+  return resume_points;
+}
+
+// The entry block (allocations only) now chooses where the thread continues.
+void add_dispatch(llvm::Function& function, const std::vector<llvm::BasicBlock*>& resume_points) {
+  llvm::BasicBlock& entry = function.getEntryBlock();
+  llvm::BasicBlock* start = entry.splitBasicBlock(entry.getTerminator(), "start");
+  entry.getTerminator()->eraseFromParent();
+  llvm::IRBuilder<> builder(&entry);
+  auto* dispatch = builder.CreateSwitch(function.getArg(3), start, static_cast<unsigned>(resume_points.size()));
+  for (size_t index = 0; index < resume_points.size(); ++index)
+    dispatch->addCase(builder.getInt32(static_cast<uint32_t>(index + 1)), resume_points[index]);
+}
+
+// Values used in a region other than the one defining them go through memory, which the next
+// step makes per-thread.
+void spill_values_crossing_regions(llvm::Function& function) {
+  // Demoting a phi leaves a load in its place that may cross regions in turn, hence the loop.
+  // Demotion never changes the control flow, so the dominator tree stays valid.
+  llvm::DominatorTree dominators(function);
+  while (true) {
+    std::vector<llvm::Instruction*> crossing;
+    for (llvm::BasicBlock& block : function) {
+      for (llvm::Instruction& instruction : block) {
+        if (llvm::isa<llvm::AllocaInst>(instruction)) continue;
+        for (const llvm::Use& use : instruction.uses()) {
+          if (!dominators.dominates(&instruction, use)) {
+            crossing.push_back(&instruction);
+            break;
+          }
+        }
+      }
+    }
+    if (crossing.empty()) return;
+    for (llvm::Instruction* instruction : crossing) {
+      if (auto* phi = llvm::dyn_cast<llvm::PHINode>(instruction)) llvm::DemotePHIToStack(phi);
+      else llvm::DemoteRegToStack(*instruction);
+    }
+  }
+}
+
+// Every alloca becomes a slot in the thread's storage, which survives between regions.
+uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
+  const llvm::DataLayout& layout = function.getParent()->getDataLayout();
+  std::vector<llvm::AllocaInst*> allocas;
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) allocas.push_back(alloca);
+  llvm::IRBuilder<> builder(&*function.getEntryBlock().getFirstInsertionPt());
+  llvm::Value* storage = function.getArg(2);
+  uint64_t size = 0;
+  for (llvm::AllocaInst* alloca : allocas) {
+    uint64_t alignment = alloca->getAlign().value();
+    size = (size + alignment - 1) / alignment * alignment;
+    llvm::Value* slot = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, size, alloca->getName());
+    size += alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
+    alloca->replaceAllUsesWith(slot);
+  }
+  for (llvm::AllocaInst* alloca : allocas) alloca->eraseFromParent();
+  return (size + 15) / 16 * 16;
+}
+
+}  // namespace
+
+std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, DiagnosticSink& diagnostics) {
+  llvm::Function* barrier = kernel.getParent()->getFunction(intrinsics::barrier);
+  if (barrier == nullptr) return std::nullopt;
+  BarrierReach reach(barrier);
+  if (!reach.reaches(kernel)) return std::nullopt;
+  if (!inline_barrier_paths(kernel, reach)) {
+    diagnostics.error(SourceLocation{0, 0}, "'" + kernel.getName().str() + "': a barrier inside a recursive function is not supported yet");
+    return std::nullopt;
+  }
+  promote_registers(kernel);
+  llvm::Function* resumable = make_resumable(kernel);
+  std::vector<llvm::BasicBlock*> resume_points = split_regions(*resumable, barrier);
+  add_dispatch(*resumable, resume_points);
+  spill_values_crossing_regions(*resumable);
+  ResumableKernel result;
+  result.function = resumable;
+  result.storage_bytes_per_thread = move_allocas_to_thread_storage(*resumable);
+  return result;
+}
+
+}  // namespace xcuda::ptx::host

@@ -1,0 +1,32 @@
+// Kernels with block barriers cannot run one thread to completion after another. They are cut
+// at each barrier into regions: the kernel becomes a resumable function that runs one thread
+// from a resume point to its next barrier and says where to resume, with every value that
+// lives across a barrier kept in per-thread storage. The block function then runs the block
+// region by region (see block_function.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "diagnostics.h"
+
+namespace llvm {
+class Function;
+}
+
+namespace xcuda::ptx::host {
+
+// The state a thread reports when it ran to the end of the kernel.
+inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
+
+struct ResumableKernel {
+  // i32 (ptr context, ptr parameters, ptr thread_storage, i32 resume_point): runs the thread
+  // from resume_point (0 = the start) and returns the next one, or thread_finished.
+  llvm::Function* function = nullptr;
+  uint64_t storage_bytes_per_thread = 0;  // multiple of 16
+};
+
+// Returns nothing when the kernel reaches no barrier and can run thread after thread.
+std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, DiagnosticSink& diagnostics);
+
+}  // namespace xcuda::ptx::host

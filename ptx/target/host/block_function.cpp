@@ -1,0 +1,152 @@
+#include <functional>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "host_abi.h"
+#include "lower/intrinsics.h"
+#include "target/host/barrier_regions.h"
+#include "target/host/host_target.h"
+#include "target/host/thread_context.h"
+
+namespace xcuda::ptx::host {
+namespace {
+
+using llvm::Value;
+
+// Emits `for z < depth, for y < height, for x < width: body(x, y, z)` at the builder's position
+// and leaves the builder after the loops.
+void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent,
+                       const std::function<void(const std::array<Value*, 3>&)>& body) {
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = function->getContext();
+  std::array<Value*, 3> index{};
+  std::array<llvm::PHINode*, 3> counters{};
+  std::array<llvm::BasicBlock*, 3> headers{};
+  std::array<llvm::BasicBlock*, 3> exits{};
+  static constexpr const char* names[] = {"x", "y", "z"};
+  for (int axis = 2; axis >= 0; --axis) {
+    llvm::BasicBlock* before = builder.GetInsertBlock();
+    headers[axis] = llvm::BasicBlock::Create(context, std::string("loop.") + names[axis], function);
+    auto* loop_body = llvm::BasicBlock::Create(context, std::string("body.") + names[axis], function);
+    exits[axis] = llvm::BasicBlock::Create(context, std::string("done.") + names[axis], function);
+    builder.CreateBr(headers[axis]);
+    builder.SetInsertPoint(headers[axis]);
+    counters[axis] = builder.CreatePHI(builder.getInt32Ty(), 2, names[axis]);
+    counters[axis]->addIncoming(builder.getInt32(0), before);
+    builder.CreateCondBr(builder.CreateICmpULT(counters[axis], extent[axis]), loop_body, exits[axis]);
+    builder.SetInsertPoint(loop_body);
+    index[axis] = counters[axis];
+  }
+  body(index);
+  for (int axis = 0; axis < 3; ++axis) {
+    Value* next = builder.CreateAdd(counters[axis], builder.getInt32(1), "", /*HasNUW=*/true);
+    counters[axis]->addIncoming(next, builder.GetInsertBlock());
+    builder.CreateBr(headers[axis]);
+    builder.SetInsertPoint(exits[axis]);
+  }
+}
+
+// Runs rounds until every thread has finished: each round takes every unfinished thread from
+// where it stopped to its next barrier, so no thread passes a barrier before all have reached it.
+void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
+                          Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
+  llvm::Function* block = builder.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = block->getContext();
+  llvm::Type* wide = builder.getInt64Ty();
+  Value* width = builder.CreateZExt(extent[0], wide);
+  Value* height = builder.CreateZExt(extent[1], wide);
+  Value* threads = builder.CreateMul(builder.CreateMul(width, height), builder.CreateZExt(extent[2], wide));
+  uint64_t slot_bytes = kernel.storage_bytes_per_thread;
+  auto* storage = builder.CreateAlloca(builder.getInt8Ty(), builder.CreateMul(threads, builder.getInt64(slot_bytes)), "thread_storage");
+  storage->setAlignment(llvm::Align(16));
+  auto* states = builder.CreateAlloca(builder.getInt32Ty(), threads, "resume_points");
+  builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
+  auto* unfinished = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "unfinished");
+  auto* round = llvm::BasicBlock::Create(context, "round", block);
+  auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
+  builder.CreateBr(round);
+  builder.SetInsertPoint(round);
+  builder.CreateStore(builder.getFalse(), unfinished);
+  Value* finished = builder.getInt32(thread_finished);
+  emit_thread_loops(builder, extent, [&](const std::array<Value*, 3>& index) {
+    enter_thread(index);
+    Value* plane = builder.CreateAdd(builder.CreateZExt(index[1], wide), builder.CreateMul(height, builder.CreateZExt(index[2], wide)));
+    Value* linear = builder.CreateAdd(builder.CreateZExt(index[0], wide), builder.CreateMul(width, plane));
+    Value* state_pointer = builder.CreateGEP(builder.getInt32Ty(), states, linear);
+    Value* state = builder.CreateLoad(builder.getInt32Ty(), state_pointer);
+    auto* run = llvm::BasicBlock::Create(context, "run_thread", block);
+    auto* next = llvm::BasicBlock::Create(context, "next_thread", block);
+    builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, run);
+    builder.SetInsertPoint(run);
+    Value* slot = builder.CreateGEP(builder.getInt8Ty(), storage, builder.CreateMul(linear, builder.getInt64(slot_bytes)));
+    Value* reached = builder.CreateCall(kernel.function, {thread, parameters, slot, state});
+    builder.CreateStore(reached, state_pointer);
+    Value* waiting = builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), unfinished), builder.CreateICmpNE(reached, finished));
+    builder.CreateStore(waiting, unfinished);
+    builder.CreateBr(next);
+    builder.SetInsertPoint(next);
+  });
+  builder.CreateCondBr(builder.CreateLoad(builder.getInt1Ty(), unfinished), round, done);
+  builder.SetInsertPoint(done);
+}
+
+void form_block_function(llvm::Function& kernel, DiagnosticSink& diagnostics) {
+  llvm::Module& module = *kernel.getParent();
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto* pointer = builder.getPtrTy();
+  auto* type = llvm::FunctionType::get(builder.getVoidTy(), {pointer, pointer}, false);
+  std::string name = std::string(host_abi::block_symbol_prefix) + kernel.getName().str();
+  auto* block = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+  block->addFnAttr(llvm::Attribute::NoUnwind);
+  Value* parameters = block->getArg(0);
+  Value* frame = block->getArg(1);
+  parameters->setName("parameters");
+  frame->setName("frame");
+  // Kernels only read their parameters and the frame, and nothing else writes them during the
+  // block: telling LLVM lets it keep them in registers across stores to global memory.
+  for (llvm::Argument* argument : {block->getArg(0), block->getArg(1)}) {
+    argument->addAttr(llvm::Attribute::NoAlias);
+    argument->addAttr(llvm::Attribute::ReadOnly);
+  }
+
+  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, diagnostics);
+
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
+  auto* thread = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread");
+  thread->setAlignment(llvm::Align(alignof(ThreadContext)));
+  builder.CreateStore(frame, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
+  std::array<Value*, 3> extent{};
+  for (uint32_t axis = 0; axis < 3; ++axis)
+    extent[axis] = builder.CreateLoad(builder.getInt32Ty(),
+                                      builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offsetof(host_abi::BlockFrame, block_dim) + 4 * axis));
+  auto enter_thread = [&](const std::array<Value*, 3>& index) {
+    for (uint32_t axis = 0; axis < 3; ++axis)
+      builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_index_offset + 4 * axis));
+  };
+  if (!resumable) {
+    emit_thread_loops(builder, extent, [&](const std::array<Value*, 3>& index) {
+      enter_thread(index);
+      builder.CreateCall(&kernel, {thread, parameters});
+    });
+  } else {
+    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread);
+    kernel.eraseFromParent();
+  }
+  builder.CreateRetVoid();
+}
+
+}  // namespace
+
+void form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics) {
+  llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
+  if (kernels == nullptr) return;
+  std::vector<llvm::Function*> functions;
+  for (llvm::MDNode* node : kernels->operands())
+    functions.push_back(llvm::cast<llvm::Function>(llvm::cast<llvm::ValueAsMetadata>(node->getOperand(0))->getValue()));
+  for (llvm::Function* kernel : functions) form_block_function(*kernel, diagnostics);
+  kernels->eraseFromParent();
+}
+
+}  // namespace xcuda::ptx::host

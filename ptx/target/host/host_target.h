@@ -1,0 +1,36 @@
+// The host (x86-64 CPU) target: takes the target-neutral module from lower/ and makes it a
+// relocatable object the host backend links with ORC. Each function is one pass of the
+// compiler's pipeline (see compiler.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "diagnostics.h"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace xcuda::ptx::host {
+
+// Gives the target-neutral intrinsics their host meaning (special registers from the
+// ThreadContext and BlockFrame, shared memory, trap) and adapts the external functions the
+// runtime provides (vprintf, __assertfail). Returns the names of external functions called
+// but not provided, for the caller to report where they are declared.
+std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes);
+
+// Wraps each kernel in its block function __xcuda_block_<name>(parameters, frame), which runs
+// every thread of the block; kernels with barriers are split into regions first.
+void form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics);
+
+// nullptr and a diagnostic when the host has no usable LLVM target.
+std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level);
+
+std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, DiagnosticSink& diagnostics);
+
+}  // namespace xcuda::ptx::host

@@ -1,0 +1,29 @@
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "target/host/host_target.h"
+
+namespace xcuda::ptx::host {
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager call_graph;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(call_graph);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, call_graph, modules);
+  llvm::OptimizationLevel level = optimization_level <= 0   ? llvm::OptimizationLevel::O0
+                                  : optimization_level == 1 ? llvm::OptimizationLevel::O1
+                                  : optimization_level == 2 ? llvm::OptimizationLevel::O2
+                                                            : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager passes = level == llvm::OptimizationLevel::O0 ? builder.buildO0DefaultPipeline(level)
+                                                                        : builder.buildPerModuleDefaultPipeline(level);
+  passes.run(module, modules);
+}
+
+}  // namespace xcuda::ptx::host

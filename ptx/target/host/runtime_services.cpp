@@ -1,0 +1,164 @@
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include "host_abi.h"
+#include "lower/intrinsics.h"
+#include "target/host/host_target.h"
+#include "target/host/thread_context.h"
+
+namespace xcuda::ptx::host {
+namespace {
+
+using host_abi::BlockFrame;
+using llvm::Value;
+
+// Reads a u32 (or wider) field of the BlockFrame at `offset`.
+Value* frame_field(llvm::IRBuilder<>& builder, Value* context, uint64_t offset, llvm::Type* type) {
+  Value* frame = builder.CreateLoad(builder.getPtrTy(), builder.CreateConstGEP1_64(builder.getInt8Ty(), context, frame_offset));
+  return builder.CreateLoad(type, builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offset));
+}
+
+Value* thread_index(llvm::IRBuilder<>& builder, Value* context, uint32_t axis) {
+  return builder.CreateLoad(builder.getInt32Ty(),
+                            builder.CreateConstGEP1_64(builder.getInt8Ty(), context, thread_index_offset + 4 * axis));
+}
+
+uint64_t axis_offset(uint64_t array_offset, uint32_t axis) { return array_offset + 4 * axis; }
+
+Value* linear_thread_index(llvm::IRBuilder<>& builder, Value* context) {
+  Value* width = frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), 0), builder.getInt32Ty());
+  Value* height = frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), 1), builder.getInt32Ty());
+  Value* plane = builder.CreateAdd(thread_index(builder, context, 1), builder.CreateMul(height, thread_index(builder, context, 2)));
+  return builder.CreateAdd(thread_index(builder, context, 0), builder.CreateMul(width, plane));
+}
+
+Value* block_size(llvm::IRBuilder<>& builder, Value* context) {
+  Value* size = builder.getInt32(1);
+  for (uint32_t axis = 0; axis < 3; ++axis)
+    size = builder.CreateMul(size, frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), axis), builder.getInt32Ty()));
+  return size;
+}
+
+// The value of special register `name` (with its component, if any) for the context's thread.
+Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_view name, std::string_view component,
+                        uint32_t static_shared_bytes) {
+  uint32_t axis = component == "y" ? 1 : component == "z" ? 2 : 0;
+  llvm::Type* u32 = builder.getInt32Ty();
+  if (name == "tid") return thread_index(builder, context, axis);
+  if (name == "ntid") return frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), axis), u32);
+  if (name == "nctaid") return frame_field(builder, context, axis_offset(offsetof(BlockFrame, grid_dim), axis), u32);
+  if (name == "ctaid") return frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_index), axis), u32);
+  if (name == "smid") return frame_field(builder, context, offsetof(BlockFrame, sm_index), u32);
+  if (name == "nsmid") return frame_field(builder, context, offsetof(BlockFrame, sm_count), u32);
+  if (name == "gridid") return frame_field(builder, context, offsetof(BlockFrame, grid_id), builder.getInt64Ty());
+  if (name == "dynamic_smem_size") return frame_field(builder, context, offsetof(BlockFrame, dynamic_shared_bytes), u32);
+  if (name == "total_smem_size") {
+    Value* dynamic = frame_field(builder, context, offsetof(BlockFrame, dynamic_shared_bytes), u32);
+    return builder.CreateAdd(dynamic, builder.getInt32((static_shared_bytes + 15) / 16 * 16));
+  }
+  if (name == "clock64") return builder.CreateIntrinsic(llvm::Intrinsic::readcyclecounter, {}, {});
+  if (name == "clock") return builder.CreateTrunc(builder.CreateIntrinsic(llvm::Intrinsic::readcyclecounter, {}, {}), u32);
+  if (name == "nwarpid") return builder.CreateLShr(builder.CreateAdd(block_size(builder, context), builder.getInt32(31)), 5);
+  Value* linear = linear_thread_index(builder, context);
+  if (name == "warpid") return builder.CreateLShr(linear, 5);
+  Value* lane = builder.CreateAnd(linear, 31);
+  if (name == "laneid") return lane;
+  Value* lane_bit = builder.CreateShl(builder.getInt32(1), lane);
+  Value* below = builder.CreateSub(lane_bit, builder.getInt32(1));
+  Value* up_to = builder.CreateSub(builder.CreateShl(builder.getInt32(2), lane), builder.getInt32(1));
+  if (name == "lanemask_eq") return lane_bit;
+  if (name == "lanemask_lt") return below;
+  if (name == "lanemask_le") return up_to;
+  if (name == "lanemask_ge") return builder.CreateNot(below);
+  if (name == "lanemask_gt") return builder.CreateNot(up_to);
+  return nullptr;
+}
+
+void make_inline_body(llvm::Function& function) {
+  function.setLinkage(llvm::GlobalValue::InternalLinkage);
+  function.addFnAttr(llvm::Attribute::AlwaysInline);
+}
+
+// vprintf(ctx, &result, &format, &arguments) → __xcuda_vprintf(format, arguments).
+void define_vprintf(llvm::Function& function) {
+  llvm::Module& module = *function.getParent();
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", &function));
+  auto* pointer = builder.getPtrTy();
+  llvm::FunctionCallee runtime = module.getOrInsertFunction(host_abi::vprintf_symbol, builder.getInt32Ty(), pointer, pointer);
+  Value* format = builder.CreateLoad(pointer, function.getArg(2));
+  Value* arguments = builder.CreateLoad(pointer, function.getArg(3));
+  builder.CreateStore(builder.CreateCall(runtime, {format, arguments}), function.getArg(1));
+  builder.CreateRetVoid();
+  make_inline_body(function);
+}
+
+// __assertfail(ctx, &message, &file, &line, &function, &char_size) → __xcuda_assertfail(…).
+void define_assert_fail(llvm::Function& function) {
+  llvm::Module& module = *function.getParent();
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", &function));
+  auto* pointer = builder.getPtrTy();
+  llvm::FunctionCallee runtime = module.getOrInsertFunction(host_abi::assert_fail_symbol, builder.getVoidTy(), pointer, pointer,
+                                                            builder.getInt32Ty(), pointer, builder.getInt64Ty());
+  builder.CreateCall(runtime, {builder.CreateLoad(pointer, function.getArg(1)), builder.CreateLoad(pointer, function.getArg(2)),
+                               builder.CreateLoad(builder.getInt32Ty(), function.getArg(3)),
+                               builder.CreateLoad(pointer, function.getArg(4)),
+                               builder.CreateLoad(builder.getInt64Ty(), function.getArg(5))});
+  builder.CreateRetVoid();
+  make_inline_body(function);
+}
+
+}  // namespace
+
+std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes) {
+  std::vector<std::string> missing;
+  std::vector<llvm::Function*> declarations;
+  for (llvm::Function& function : module)
+    if (function.isDeclaration() && !function.isIntrinsic()) declarations.push_back(&function);
+  for (llvm::Function* function : declarations) {
+    std::string_view name = function->getName();
+    if (name == intrinsics::barrier || function->use_empty()) continue;  // block formation handles barriers
+    if (name == "vprintf" && function->arg_size() == 4) {
+      define_vprintf(*function);
+      continue;
+    }
+    if (name == "__assertfail" && function->arg_size() == 6) {
+      define_assert_fail(*function);
+      continue;
+    }
+    if (!name.starts_with("xcuda.")) {
+      missing.emplace_back(name);
+      continue;
+    }
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", function));
+    Value* context = function->getArg(0);
+    if (name == intrinsics::shared_base) {
+      builder.CreateRet(frame_field(builder, context, offsetof(BlockFrame, shared_memory), builder.getPtrTy()));
+    } else if (name == intrinsics::trap) {
+      auto* pointer = builder.getPtrTy();
+      llvm::FunctionCallee runtime = module.getOrInsertFunction(host_abi::trap_symbol, builder.getVoidTy(), pointer);
+      Value* frame = builder.CreateLoad(pointer, builder.CreateConstGEP1_64(builder.getInt8Ty(), context, frame_offset));
+      builder.CreateCall(runtime, {frame})->setDoesNotReturn();
+      builder.CreateUnreachable();
+    } else if (name.starts_with(intrinsics::special_register_prefix)) {
+      std::string_view rest = name.substr(intrinsics::special_register_prefix.size());
+      size_t dot = rest.find('.');
+      std::string_view component = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+      Value* value = special_register(builder, context, rest.substr(0, dot), component, static_shared_bytes);
+      if (value == nullptr) {
+        function->getEntryBlock().eraseFromParent();
+        missing.emplace_back(name);
+        continue;
+      }
+      builder.CreateRet(value);
+    } else {
+      function->getEntryBlock().eraseFromParent();
+      missing.emplace_back(name);
+      continue;
+    }
+    make_inline_body(*function);
+  }
+  return missing;
+}
+
+}  // namespace xcuda::ptx::host

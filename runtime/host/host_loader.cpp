@@ -1,0 +1,162 @@
+#include "runtime/host/host_loader.h"
+
+#include <atomic>
+#include <map>
+#include <string>
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+
+#include "ptx/host_abi.h"
+#include "runtime/host/device_printf.h"
+#include "runtime/host/host_kernel.h"
+#include "runtime/log.h"
+
+namespace xcuda::runtime::host {
+
+struct HostLoader::Jit {
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::atomic<uint64_t> modules_loaded{0};
+};
+
+namespace {
+
+// What the JIT reported while linking on this thread. A lookup that triggers a failed link only
+// says that materialisation failed; the reason (an undefined symbol, say) goes to the session's
+// error reporter, which runs on the thread that links because LLJIT's default dispatcher runs
+// tasks in place.
+thread_local std::string link_problems;
+
+Error llvm_error(ErrorCode code, const std::string& context, llvm::Error error) {
+  std::string message = context + ": " + llvm::toString(std::move(error));
+  if (!link_problems.empty()) message += " (" + link_problems + ")";
+  link_problems.clear();
+  return make_error(code, std::move(message));
+}
+
+class HostModule final : public LoadedModule {
+ public:
+  HostModule(std::shared_ptr<HostLoader> loader, HostLoader::Jit& jit, llvm::orc::JITDylib& library)
+      : loader_(std::move(loader)), jit_(jit), library_(library) {}
+
+  ~HostModule() override { remove_library(jit_, library_); }
+
+  // Also used to undo a load that failed half way.
+  static void remove_library(HostLoader::Jit& jit, llvm::orc::JITDylib& library) {
+    std::string name = library.getName();
+    if (llvm::Error error = jit.lljit->getExecutionSession().removeJITDylib(library))
+      logger().warn("unloading {}: {}", name, llvm::toString(std::move(error)));
+  }
+
+  Expected<LoadedKernel*> kernel(std::string_view name) override {
+    auto found = kernels_.find(name);
+    if (found == kernels_.end())
+      return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
+    return static_cast<LoadedKernel*>(found->second.get());
+  }
+
+  Expected<void*> global(std::string_view name) override {
+    auto found = globals_.find(name);
+    if (found == globals_.end())
+      return make_error(ErrorCode::not_found,
+                        "no global variable named '" + std::string(name) + "'");
+    return found->second;
+  }
+
+  void add_kernel(const ptx::KernelInfo& info, BlockFunction function) {
+    kernels_.emplace(info.name, std::make_unique<HostKernel>(info, function));
+  }
+  void add_global(const std::string& name, void* address) { globals_.emplace(name, address); }
+
+ private:
+  std::shared_ptr<HostLoader> loader_;
+  HostLoader::Jit& jit_;
+  llvm::orc::JITDylib& library_;
+  std::map<std::string, std::unique_ptr<HostKernel>, std::less<>> kernels_;
+  std::map<std::string, void*, std::less<>> globals_;
+};
+
+}  // namespace
+
+HostLoader::HostLoader(std::unique_ptr<Jit> jit) : jit_(std::move(jit)) {}
+
+HostLoader::~HostLoader() = default;
+
+Expected<std::shared_ptr<HostLoader>> HostLoader::create() {
+  static const bool native_target_ready = [] {
+    return !llvm::InitializeNativeTarget() && !llvm::InitializeNativeTargetAsmPrinter();
+  }();
+  if (!native_target_ready)
+    return make_error(ErrorCode::not_supported, "LLVM cannot generate code for this machine");
+
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> lljit = llvm::orc::LLJITBuilder().create();
+  if (!lljit) return llvm_error(ErrorCode::not_supported, "starting the JIT", lljit.takeError());
+  // ORC's default reporter would print on stderr, past our logger; the load that failed
+  // reports the problem with its own error instead.
+  (*lljit)->getExecutionSession().setErrorReporter([](llvm::Error error) {
+    if (!link_problems.empty()) link_problems += "; ";
+    link_problems += llvm::toString(std::move(error));
+  });
+
+  auto jit = std::make_unique<Jit>();
+  jit->lljit = std::move(*lljit);
+  return std::shared_ptr<HostLoader>(new HostLoader(std::move(jit)));
+}
+
+Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResult& compiled) {
+  if (compiled.object.empty())
+    return make_error(ErrorCode::invalid_image, "the compiled module holds no object code");
+  llvm::orc::LLJIT& lljit = *jit_->lljit;
+  link_problems.clear();
+  std::string name = "xcuda_module_" + std::to_string(++jit_->modules_loaded);
+  llvm::Expected<llvm::orc::JITDylib&> created = lljit.createJITDylib(name);
+  if (!created) return llvm_error(ErrorCode::unknown, name, created.takeError());
+  llvm::orc::JITDylib& library = *created;
+  auto fail = [&](Error error) -> Expected<std::unique_ptr<LoadedModule>> {
+    HostModule::remove_library(*jit_, library);
+    return error;
+  };
+
+  auto callback = [&](const char* symbol, auto* function) {
+    return std::pair{lljit.mangleAndIntern(symbol),
+                     llvm::orc::ExecutorSymbolDef(
+                         llvm::orc::ExecutorAddr::fromPtr(function),
+                         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable)};
+  };
+  namespace abi = ptx::host_abi;
+  llvm::orc::SymbolMap callbacks;
+  callbacks.insert(callback(abi::vprintf_symbol, &device_vprintf));
+  callbacks.insert(callback(abi::assert_fail_symbol, &device_assert_fail));
+  callbacks.insert(callback(abi::trap_symbol, &device_trap));
+  if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(callbacks))))
+    return fail(llvm_error(ErrorCode::unknown, name, std::move(error)));
+
+  auto object = llvm::MemoryBuffer::getMemBufferCopy(
+      llvm::StringRef(reinterpret_cast<const char*>(compiled.object.data()),
+                      compiled.object.size()),
+      name);
+  if (llvm::Error error = lljit.addObjectFile(library, std::move(object)))
+    return fail(llvm_error(ErrorCode::invalid_image, name, std::move(error)));
+
+  auto module = std::make_unique<HostModule>(shared_from_this(), *jit_, library);
+  // Looking everything up now links the object now, so that a broken one fails to load rather
+  // than failing its first launch.
+  for (const ptx::KernelInfo& kernel : compiled.module.kernels) {
+    std::string symbol = abi::block_symbol_prefix + kernel.name;
+    llvm::Expected<llvm::orc::ExecutorAddr> address = lljit.lookup(library, symbol);
+    if (!address) return llvm_error(ErrorCode::invalid_image, symbol, address.takeError());
+    module->add_kernel(kernel, address->toPtr<BlockFunction>());
+  }
+  for (const ptx::GlobalInfo& global : compiled.module.globals) {
+    llvm::Expected<llvm::orc::ExecutorAddr> address = lljit.lookup(library, global.name);
+    if (!address) return llvm_error(ErrorCode::invalid_image, global.name, address.takeError());
+    module->add_global(global.name, address->toPtr<void*>());
+  }
+  logger().debug("{}: loaded {} kernels and {} globals", name, compiled.module.kernels.size(),
+                 compiled.module.globals.size());
+  return std::unique_ptr<LoadedModule>(std::move(module));
+}
+
+}  // namespace xcuda::runtime::host

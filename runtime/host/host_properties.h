@@ -1,0 +1,14 @@
+// How the host CPU describes itself as a CUDA device: honestly wherever a property has a CPU
+// counterpart, and as the chosen compute capability's GPU would elsewhere.
+#pragma once
+
+#include "runtime/device_properties.h"
+
+namespace xcuda::runtime::host {
+
+// The cores this process may run on (its CPU affinity), at least 1.
+unsigned usable_core_count();
+
+DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigned worker_count);
+
+}  // namespace xcuda::runtime::host

@@ -1,0 +1,204 @@
+#include "runtime/host/host_queue.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "runtime/host/device_printf.h"
+#include "runtime/host/host_kernel.h"
+
+namespace xcuda::runtime::host {
+namespace {
+
+// Reached once by the queue that is waited for; awaited by the one that waits.
+struct Signal {
+  std::mutex mutex;
+  std::condition_variable reached_changed;
+  bool reached = false;
+};
+
+template <class T>
+void fill_with(void* destination, T value, size_t count) {
+  auto* bytes = static_cast<uint8_t*>(destination);
+  for (size_t i = 0; i < count; ++i) std::memcpy(bytes + i * sizeof(T), &value, sizeof(T));
+}
+
+constexpr uint32_t max_threads_per_block = 1024;
+
+// The problem with a launch that a GPU would refuse, or an empty string.
+std::string check_launch(const HostKernel& kernel, const LaunchShape& shape, size_t parameter_bytes,
+                         uint32_t max_shared_bytes) {
+  const ptx::KernelInfo& info = kernel.info();
+  uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
+  uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
+  if (threads == 0 || blocks == 0) return "a grid or block dimension is 0";
+  uint32_t thread_limit =
+      info.max_threads_per_block ? info.max_threads_per_block : max_threads_per_block;
+  if (threads > thread_limit)
+    return std::to_string(threads) + " threads per block, more than the " +
+           std::to_string(thread_limit) + " allowed";
+  if (info.required_block[0] != 0 && !std::equal(shape.block, shape.block + 3, info.required_block))
+    return "a block of " + std::to_string(shape.block[0]) + "x" + std::to_string(shape.block[1]) +
+           "x" + std::to_string(shape.block[2]) + " threads, but .reqntid asks for " +
+           std::to_string(info.required_block[0]) + "x" + std::to_string(info.required_block[1]) +
+           "x" + std::to_string(info.required_block[2]);
+  uint64_t shared = uint64_t{info.static_shared_bytes} + shape.dynamic_shared_bytes;
+  if (shared > max_shared_bytes)
+    return std::to_string(shared) + " bytes of shared memory, more than the " +
+           std::to_string(max_shared_bytes) + " a block may have";
+  if (parameter_bytes < info.parameter_buffer_size)
+    return std::to_string(parameter_bytes) + " bytes of parameters, fewer than the " +
+           std::to_string(info.parameter_buffer_size) + " the kernel reads";
+  return {};
+}
+
+}  // namespace
+
+HostQueue::HostQueue(std::shared_ptr<WorkerPool> pool, uint32_t max_shared_bytes)
+    : pool_(std::move(pool)), max_shared_bytes_(max_shared_bytes), thread_([this] { drain(); }) {}
+
+HostQueue::~HostQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_available_.notify_one();
+  thread_.join();
+}
+
+void HostQueue::copy(void* destination, const void* source, size_t bytes) {
+  enqueue([=]() -> Status {
+    std::memmove(destination, source, bytes);
+    return {};
+  });
+}
+
+void HostQueue::fill(void* destination, uint32_t pattern, uint32_t pattern_bytes, size_t count) {
+  enqueue([=]() -> Status {
+    switch (pattern_bytes) {
+      case 1: std::memset(destination, static_cast<int>(pattern & 0xff), count); return {};
+      case 2: fill_with(destination, static_cast<uint16_t>(pattern), count); return {};
+      case 4: fill_with(destination, pattern, count); return {};
+      default:
+        return make_error(
+            ErrorCode::invalid_value,
+            "fill pattern of " + std::to_string(pattern_bytes) + " bytes; 1, 2 or 4 expected");
+    }
+  });
+}
+
+void HostQueue::launch(LoadedKernel& kernel, const LaunchShape& shape,
+                       std::vector<uint8_t> parameters) {
+  auto* host_kernel = dynamic_cast<HostKernel*>(&kernel);
+  if (!host_kernel) {
+    enqueue([]() -> Status {
+      return make_error(ErrorCode::invalid_handle, "kernel was not loaded by the host backend");
+    });
+    return;
+  }
+  std::string problem = check_launch(*host_kernel, shape, parameters.size(), max_shared_bytes_);
+  if (!problem.empty()) {
+    enqueue([message = "kernel " + host_kernel->info().name + ": " + problem]() -> Status {
+      return make_error(ErrorCode::invalid_value, message);
+    });
+    return;
+  }
+  enqueue([this, host_kernel, shape, parameters = std::move(parameters)]() -> Status {
+    GridWork work;
+    work.kernel_name = host_kernel->info().name;
+    work.function = host_kernel->function();
+    work.parameters = parameters.data();
+    work.shape = shape;
+    work.static_shared_bytes = host_kernel->info().static_shared_bytes;
+    Status status = pool_->run(work);
+    flush_device_output();
+    return status;
+  });
+}
+
+void HostQueue::host_function(void (*function)(void*), void* user_data) {
+  enqueue(
+      [=]() -> Status {
+        function(user_data);
+        return {};
+      },
+      AfterFailure::run);
+}
+
+void HostQueue::wait_for(Queue& other) {
+  if (&other == this) return;
+  auto* other_host = dynamic_cast<HostQueue*>(&other);
+  if (!other_host) {
+    enqueue([]() -> Status {
+      return make_error(ErrorCode::invalid_handle, "cannot wait for a queue of another backend");
+    });
+    return;
+  }
+  auto signal = std::make_shared<Signal>();
+  other_host->enqueue(
+      [signal]() -> Status {
+        {
+          std::lock_guard lock(signal->mutex);
+          signal->reached = true;
+        }
+        signal->reached_changed.notify_all();
+        return {};
+      },
+      AfterFailure::run);
+  enqueue(
+      [signal]() -> Status {
+        std::unique_lock lock(signal->mutex);
+        signal->reached_changed.wait(lock, [&] { return signal->reached; });
+        return {};
+      },
+      AfterFailure::run);
+}
+
+Status HostQueue::synchronize() {
+  std::unique_lock lock(mutex_);
+  emptied_.wait(lock, [this] { return pending_.empty() && !running_command_; });
+  if (failure_) return *failure_;
+  return {};
+}
+
+bool HostQueue::idle() {
+  std::lock_guard lock(mutex_);
+  return pending_.empty() && !running_command_;
+}
+
+void HostQueue::enqueue(std::function<Status()> work, AfterFailure after_failure) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_.push_back({std::move(work), after_failure});
+  }
+  work_available_.notify_one();
+}
+
+void HostQueue::drain() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_available_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    if (pending_.empty()) return;
+    Command command = std::move(pending_.front());
+    pending_.pop_front();
+    bool skip = failure_.has_value() && command.after_failure == AfterFailure::skip;
+    running_command_ = true;
+    lock.unlock();
+    Status status;
+    if (!skip) {
+      try {
+        status = command.work();
+      } catch (const std::exception& exception) {
+        status = make_error(ErrorCode::unknown, std::string("host queue: ") + exception.what());
+      }
+    }
+    command = {};  // what the work captured goes now, not after the next command arrives
+    lock.lock();
+    running_command_ = false;
+    if (!status.ok() && !failure_) failure_ = status.error();
+    if (pending_.empty()) emptied_.notify_all();
+  }
+}
+
+}  // namespace xcuda::runtime::host

@@ -1,0 +1,223 @@
+#include "runtime/host/worker_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csetjmp>
+#include <cstdlib>
+#include <string>
+
+#include "runtime/host/fault_guard.h"
+#include "runtime/log.h"
+
+namespace xcuda::runtime::host {
+
+using ptx::host_abi::BlockFrame;
+
+namespace {
+
+// Where a worker returns to when the block it runs is abandoned (assertion, trap, fault).
+struct BlockExecution {
+  const BlockFrame* frame = nullptr;
+  sigjmp_buf resume;
+  ErrorCode code = ErrorCode::unknown;
+  const char* reason = nullptr;
+};
+
+thread_local BlockExecution* current_execution = nullptr;
+
+struct Interruption {
+  ErrorCode code;
+  const char* reason;
+};
+
+// Kept apart from its callers so that the frame sigsetjmp saves holds no object with a
+// destructor: leaving the block by siglongjmp skips the JIT code's frames, which own nothing.
+[[gnu::noinline]] bool run_block(BlockFunction function, const uint8_t* parameters,
+                                 const BlockFrame& frame, Interruption& interruption) {
+  BlockExecution execution;
+  execution.frame = &frame;
+  current_execution = &execution;
+  // No signal mask to save: the fault handlers run with SA_NODEFER, so leaving one by
+  // siglongjmp leaves the mask as it was and each block avoids a system call.
+  if (sigsetjmp(execution.resume, 0) == 0) {
+    function(parameters, &frame);
+    current_execution = nullptr;
+    return true;
+  }
+  current_execution = nullptr;
+  interruption = {execution.code, execution.reason};
+  return false;
+}
+
+constexpr size_t shared_memory_alignment = 64;
+
+uint64_t round_up(uint64_t value, uint64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace
+
+const BlockFrame* current_block_frame() {
+  return current_execution ? current_execution->frame : nullptr;
+}
+
+void abandon_current_block(ErrorCode code, const char* reason) {
+  BlockExecution* execution = current_execution;
+  if (!execution) std::abort();
+  execution->code = code;
+  execution->reason = reason;
+  siglongjmp(execution->resume, 1);
+}
+
+struct WorkerPool::Grid {
+  explicit Grid(const GridWork& work) : work(work) {}
+
+  const GridWork& work;
+  uint64_t block_count = 0;
+  uint64_t shared_bytes = 0;
+  uint64_t grid_id = 0;
+  std::atomic<uint64_t> next_block{0};
+
+  std::mutex failure_mutex;
+  bool failed = false;  // guarded by failure_mutex
+  Error failure;
+};
+
+void WorkerPool::SharedMemory::Free::operator()(uint8_t* memory) const { std::free(memory); }
+
+uint8_t* WorkerPool::SharedMemory::reserve(size_t bytes) {
+  if (bytes <= capacity_ && memory_) return memory_.get();
+  size_t capacity = round_up(std::max<size_t>(bytes, 1), shared_memory_alignment);
+  auto* memory = static_cast<uint8_t*>(std::aligned_alloc(shared_memory_alignment, capacity));
+  if (!memory) return nullptr;
+  memory_.reset(memory);
+  capacity_ = capacity;
+  return memory;
+}
+
+WorkerPool::WorkerPool(unsigned worker_count) : shared_memory_(std::max(worker_count, 1u)) {
+  install_fault_handlers();
+  threads_.reserve(shared_memory_.size() - 1);
+  for (unsigned slot = 1; slot < shared_memory_.size(); ++slot)
+    threads_.emplace_back([this, slot] { serve(slot); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard lock(state_mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+}
+
+Status WorkerPool::run(const GridWork& work) {
+  std::lock_guard launch_lock(launch_mutex_);
+  Grid grid(work);
+  grid.block_count = uint64_t{work.shape.grid[0]} * work.shape.grid[1] * work.shape.grid[2];
+  // The compiler places the dynamic part after the static variables at a 16-byte boundary.
+  grid.shared_bytes = round_up(work.static_shared_bytes, 16) + work.shape.dynamic_shared_bytes;
+  grid.grid_id = ++grid_count_;
+  if (grid.block_count == 0) return {};
+
+  unsigned helpers =
+      static_cast<unsigned>(std::min<uint64_t>(grid.block_count - 1, threads_.size()));
+  if (helpers > 0) {
+    {
+      std::lock_guard lock(state_mutex_);
+      grid_ = &grid;
+      helpers_wanted_ = helpers;
+      ++generation_;
+    }
+    if (helpers == threads_.size()) {
+      work_ready_.notify_all();
+    } else {
+      for (unsigned i = 0; i < helpers; ++i) work_ready_.notify_one();
+    }
+  }
+
+  prepare_thread_for_faults();
+  execute(grid, 0);
+
+  if (helpers > 0) {
+    // A helper that has not joined yet must not join now: `grid` is about to go away.
+    std::unique_lock lock(state_mutex_);
+    helpers_wanted_ = 0;
+    grid_ = nullptr;
+    work_done_.wait(lock, [this] { return helpers_active_ == 0; });
+  }
+
+  std::lock_guard lock(grid.failure_mutex);
+  if (grid.failed) return grid.failure;
+  return {};
+}
+
+void WorkerPool::serve(unsigned slot) {
+  prepare_thread_for_faults();
+  uint64_t seen_generation = 0;
+  std::unique_lock lock(state_mutex_);
+  for (;;) {
+    work_ready_.wait(
+        lock, [&] { return stopping_ || (helpers_wanted_ > 0 && generation_ != seen_generation); });
+    if (stopping_) return;
+    seen_generation = generation_;
+    --helpers_wanted_;
+    ++helpers_active_;
+    Grid* grid = grid_;
+    lock.unlock();
+    execute(*grid, slot);
+    lock.lock();
+    if (--helpers_active_ == 0) work_done_.notify_one();
+  }
+}
+
+void WorkerPool::execute(Grid& grid, unsigned slot) {
+  const LaunchShape& shape = grid.work.shape;
+  BlockFrame frame{};
+  for (int axis = 0; axis < 3; ++axis) {
+    frame.block_dim[axis] = shape.block[axis];
+    frame.grid_dim[axis] = shape.grid[axis];
+  }
+  frame.dynamic_shared_bytes = shape.dynamic_shared_bytes;
+  frame.shared_memory = shared_memory_[slot].reserve(grid.shared_bytes);
+  frame.sm_index = slot;
+  frame.sm_count = worker_count();
+  frame.grid_id = grid.grid_id;
+
+  auto fail = [&](Error error) {
+    // Blocks not yet started must not start; those running finish.
+    grid.next_block.store(grid.block_count, std::memory_order_relaxed);
+    std::lock_guard lock(grid.failure_mutex);
+    if (grid.failed) return;
+    grid.failed = true;
+    grid.failure = std::move(error);
+  };
+
+  if (!frame.shared_memory) {
+    fail(make_error(ErrorCode::out_of_memory,
+                    "kernel " + std::string(grid.work.kernel_name) + ": cannot allocate " +
+                        std::to_string(grid.shared_bytes) + " bytes of shared memory"));
+    return;
+  }
+
+  const uint64_t row = shape.grid[0];
+  const uint64_t plane = row * shape.grid[1];
+  for (;;) {
+    uint64_t block = grid.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (block >= grid.block_count) return;
+    frame.block_index[0] = static_cast<uint32_t>(block % row);
+    frame.block_index[1] = static_cast<uint32_t>(block % plane / row);
+    frame.block_index[2] = static_cast<uint32_t>(block / plane);
+    Interruption interruption{};
+    if (run_block(grid.work.function, grid.work.parameters, frame, interruption)) continue;
+    std::string message = "kernel " + std::string(grid.work.kernel_name) + ", block [" +
+                          std::to_string(frame.block_index[0]) + "," +
+                          std::to_string(frame.block_index[1]) + "," +
+                          std::to_string(frame.block_index[2]) + "]: " + interruption.reason;
+    logger().error("{}", message);
+    fail(make_error(interruption.code, std::move(message)));
+    return;
+  }
+}
+
+}  // namespace xcuda::runtime::host

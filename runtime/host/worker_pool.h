@@ -1,0 +1,91 @@
+// The host device's multiprocessors: persistent worker threads that run the blocks of one grid
+// at a time. The thread that launches works as one of them, so a one-block launch wakes nobody.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "ptx/host_abi.h"
+#include "runtime/backend.h"
+#include "runtime/status.h"
+
+namespace xcuda::runtime::host {
+
+using BlockFunction = void (*)(const uint8_t* parameters, const ptx::host_abi::BlockFrame* frame);
+
+// What a launch needs to know about the code it runs.
+struct GridWork {
+  std::string_view kernel_name;  // for error messages
+  BlockFunction function = nullptr;
+  const uint8_t* parameters = nullptr;
+  LaunchShape shape;
+  uint32_t static_shared_bytes = 0;
+};
+
+class WorkerPool {
+ public:
+  // `worker_count` includes the launching thread: count - 1 threads are started.
+  explicit WorkerPool(unsigned worker_count);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  unsigned worker_count() const { return static_cast<unsigned>(shared_memory_.size()); }
+
+  // Runs every block of the grid and returns when all are done. Blocks start in increasing
+  // linear order (x fastest), so a block may wait on one started before it. The first block to
+  // fail stops blocks not yet started and its error is returned. Launches from several threads
+  // take turns: one grid owns the workers at a time.
+  Status run(const GridWork& work);
+
+ private:
+  struct Grid;
+
+  // Shared memory of one worker, kept between launches and grown when a launch needs more.
+  class SharedMemory {
+   public:
+    uint8_t* reserve(size_t bytes);
+
+   private:
+    struct Free {
+      void operator()(uint8_t* memory) const;
+    };
+    std::unique_ptr<uint8_t, Free> memory_;
+    size_t capacity_ = 0;
+  };
+
+  void serve(unsigned slot);
+  void execute(Grid& grid, unsigned slot);
+
+  std::vector<SharedMemory> shared_memory_;  // one per worker; slot 0 is the launching thread's
+
+  std::mutex launch_mutex_;  // held by the launching thread for a whole grid
+  uint64_t grid_count_ = 0;  // guarded by launch_mutex_
+
+  std::mutex state_mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable work_done_;
+  Grid* grid_ = nullptr;         // the grid being run, guarded by state_mutex_
+  uint64_t generation_ = 0;      // bumped per grid so a worker joins each grid at most once
+  unsigned helpers_wanted_ = 0;  // workers still to join the current grid
+  unsigned helpers_active_ = 0;  // workers running blocks of the current grid
+  bool stopping_ = false;
+
+  std::vector<std::thread> threads_;
+};
+
+// The block the calling thread is running, or nullptr outside a kernel: device callbacks use it
+// to say where they were called from.
+const ptx::host_abi::BlockFrame* current_block_frame();
+
+// Leaves the block the calling thread runs at once, failing its launch with `code`; blocks of
+// the grid not yet started do not start. `reason` must be a string literal: this also runs in a
+// signal handler. Outside a block there is nothing to leave and the process aborts.
+[[noreturn]] void abandon_current_block(ErrorCode code, const char* reason);
+
+}  // namespace xcuda::runtime::host

@@ -1,0 +1,276 @@
+// End-to-end: nvcc's PTX (ptx_inputs/kernels.ptx) compiled to a host object, linked with ORC
+// and run block by block; every result is checked against a value computed here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "ptx_object_loader.h"
+
+namespace xcuda::ptx::testing {
+namespace {
+
+std::string read_input(const std::string& name) {
+  std::ifstream file(std::string(XCUDA_PTX_INPUTS) + "/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+class KernelsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    module_ = new LoadedModule(read_input("kernels.ptx"));
+  }
+  static void TearDownTestSuite() {
+    delete module_;
+    module_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(module_->ok()) << module_->diagnostics_text(); }
+
+  static LoadedModule* module_;
+};
+
+LoadedModule* KernelsTest::module_ = nullptr;
+
+TEST_F(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
+  const int n = 1000;
+  std::vector<float> a(n), b(n), c(n, -1.0f);
+  for (int i = 0; i < n; ++i) {
+    a[i] = 0.5f * i;
+    b[i] = 1000.0f - i;
+  }
+  ParameterBuffer parameters(module_->kernel("vector_add"));
+  parameters.set(0, a.data()).set(1, b.data()).set(2, c.data()).set(3, n);
+  module_->launch("vector_add", {(n + 127) / 128, 1, 1}, {128, 1, 1}, parameters);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
+}
+
+TEST_F(KernelsTest, SaxpyIsFused) {
+  const int n = 300;
+  std::vector<float> x(n), y(n), expected(n);
+  const float a = 1.1f;
+  for (int i = 0; i < n; ++i) {
+    x[i] = 1.0f / (i + 1);
+    y[i] = 0.3f * i;
+    expected[i] = std::fma(a, x[i], y[i]);
+  }
+  ParameterBuffer parameters(module_->kernel("saxpy"));
+  parameters.set(0, n).set(1, a).set(2, x.data()).set(3, y.data());
+  module_->launch("saxpy", {3, 1, 1}, {128, 1, 1}, parameters);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], expected[i]) << i;
+}
+
+TEST_F(KernelsTest, LoopsRunTheirTripCount) {
+  const int n = 13;
+  std::vector<uint32_t> out(2 * 40);
+  ParameterBuffer parameters(module_->kernel("triangle_sums"));
+  parameters.set(0, out.data()).set(1, n);
+  module_->launch("triangle_sums", {2, 1, 1}, {40, 1, 1}, parameters);
+  for (uint32_t block = 0; block < 2; ++block) {
+    for (uint32_t thread = 0; thread < 40; ++thread) {
+      uint32_t sum = 0;
+      for (int k = 0; k < n + static_cast<int>(thread); ++k) sum += k * (k & 3);
+      ASSERT_EQ(out[block * 40 + thread], sum) << thread;
+    }
+  }
+}
+
+struct Pair {
+  float first;
+  double second;
+  int values[3];
+};
+
+TEST_F(KernelsTest, DeviceFunctionsTakeAndReturnAggregates) {
+  Pair seed{1.5f, 0.25, {10, 20, 30}};
+  std::vector<Pair> out(8);
+  ParameterBuffer parameters(module_->kernel("device_calls"));
+  parameters.set(0, seed).set(1, out.data());
+  module_->launch("device_calls", {1, 1, 1}, {8, 1, 1}, parameters);
+  for (int k = 0; k < 8; ++k) {
+    Pair expected = seed;
+    expected.values[k % 3] += k;
+    expected.second *= 2.0;
+    float v = static_cast<float>(k);
+    expected.first += v * v * v;
+    EXPECT_EQ(out[k].first, expected.first) << k;
+    EXPECT_EQ(out[k].second, expected.second) << k;
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(out[k].values[j], expected.values[j]) << k;
+  }
+}
+
+TEST_F(KernelsTest, TwoDimensionalGridsSeeTheirCoordinates) {
+  const int width = 37, height = 21;
+  std::vector<float> m(width * height, -1.0f);
+  ParameterBuffer parameters(module_->kernel("grid_2d"));
+  parameters.set(0, m.data()).set(1, width).set(2, height);
+  module_->launch("grid_2d", {5, 3, 1}, {8, 8, 1}, parameters);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) ASSERT_EQ(m[y * width + x], static_cast<float>(x * 1000 + y)) << x << "," << y;
+}
+
+TEST_F(KernelsTest, ModuleVariablesAreInitialisedAndWritable) {
+  auto* counter = static_cast<int*>(module_->global("counter"));
+  auto* coefficients = static_cast<float*>(module_->global("coefficients"));
+  EXPECT_EQ(coefficients[2], 3.0f);
+  coefficients[3] = 7.0f;  // what cuMemcpyHtoD to a __constant__ does
+  int before = *counter;
+  std::vector<float> out(8);
+  ParameterBuffer parameters(module_->kernel("use_globals"));
+  parameters.set(0, out.data());
+  module_->launch("use_globals", {1, 1, 1}, {8, 1, 1}, parameters);
+  EXPECT_EQ(*counter, before + 8);
+  EXPECT_EQ(out[0], 10.0f);
+  EXPECT_EQ(out[3], 70.0f);
+  EXPECT_EQ(out[6], 30.0f);
+  const auto& globals = module_->info().globals;
+  EXPECT_TRUE(std::any_of(globals.begin(), globals.end(), [](const GlobalInfo& global) {
+    return global.name == "coefficients" && global.size == 16 && global.is_constant;
+  }));
+}
+
+TEST_F(KernelsTest, BarriersSeparateTheStepsOfAReduction) {
+  const int blocks = 3, threads = 256;
+  std::vector<float> in(blocks * threads), out(blocks);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 17);
+  ParameterBuffer parameters(module_->kernel("block_reduce"));
+  parameters.set(0, in.data()).set(1, out.data());
+  module_->launch("block_reduce", {blocks, 1, 1}, {threads, 1, 1}, parameters);
+  for (int block = 0; block < blocks; ++block) {
+    float expected = std::accumulate(in.begin() + block * threads, in.begin() + (block + 1) * threads, 0.0f);
+    EXPECT_EQ(out[block], expected) << block;
+  }
+  EXPECT_GE(module_->kernel("block_reduce").static_shared_bytes, 256u * 4);
+}
+
+TEST_F(KernelsTest, DynamicSharedMemoryFollowsTheStaticPart) {
+  std::vector<int> data(64);
+  std::iota(data.begin(), data.end(), 100);
+  ParameterBuffer parameters(module_->kernel("reverse_dynamic"));
+  parameters.set(0, data.data());
+  module_->launch("reverse_dynamic", {1, 1, 1}, {64, 1, 1}, parameters, 64 * sizeof(int));
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(data[i], 163 - i);
+}
+
+TEST_F(KernelsTest, PrintfReachesTheRuntime) {
+  LoadedModule::printed().clear();
+  ParameterBuffer parameters(module_->kernel("say_hello"));
+  parameters.set(0, 42);
+  module_->launch("say_hello", {2, 1, 1}, {4, 1, 1}, parameters);
+  ASSERT_EQ(LoadedModule::printed().size(), 2u);
+  const PrintfCall& second = LoadedModule::printed()[1];
+  EXPECT_EQ(second.format, "hello %d from block %d\n");
+  int value = 0, block = 0;
+  std::memcpy(&value, second.arguments.data(), 4);
+  std::memcpy(&block, second.arguments.data() + 4, 4);
+  EXPECT_EQ(value, 42);
+  EXPECT_EQ(block, 1);
+}
+
+uint32_t bit_reverse(uint32_t value) {
+  uint32_t result = 0;
+  for (int i = 0; i < 32; ++i) result |= ((value >> i) & 1u) << (31 - i);
+  return result;
+}
+
+TEST_F(KernelsTest, IntegerArithmeticIsBitExact) {
+  std::vector<int> a{7, -7, 123456789, INT32_MIN + 1, 0x7FFFFFFF, -1, 1 << 30, 99};
+  std::vector<int> b{2, 2, -3, 7, 31, 33, 3, -100000};
+  std::vector<int> out(8 * a.size());
+  ParameterBuffer parameters(module_->kernel("integer_ops"));
+  parameters.set(0, a.data()).set(1, b.data()).set(2, out.data());
+  module_->launch("integer_ops", {1, 1, 1}, {static_cast<uint32_t>(a.size()), 1, 1}, parameters);
+  for (size_t i = 0; i < a.size(); ++i) {
+    int x = a[i], y = b[i];
+    uint32_t ux = x, uy = y;
+    int count = y & 31;
+    int expected[8] = {
+        x / y,
+        x % y,
+        static_cast<int>(ux / uy),
+        static_cast<int>((static_cast<int64_t>(x) * y) >> 32),
+        static_cast<int>((static_cast<int64_t>(x) * y) >> 17),
+        static_cast<int>((ux << count) ^ (ux >> (uy & 31)) ^ static_cast<uint32_t>(x >> count)),
+        __builtin_popcount(ux) + (x == 0 ? 32 : __builtin_clz(ux)) + static_cast<int>(bit_reverse(ux)),
+        std::min(x, y) * 3 + std::max(x, y) + std::abs(x),
+    };
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(out[8 * i + k], expected[k]) << "input " << i << " result " << k;
+  }
+}
+
+// PTX float-to-integer conversions saturate where C++ leaves the result undefined.
+int saturating_int(float value) {
+  if (std::isnan(value)) return 0;
+  if (value >= 2147483648.0f) return INT32_MAX;
+  if (value < -2147483648.0f) return INT32_MIN;
+  return static_cast<int>(value);
+}
+
+float multiply_toward_zero(float x, float y) {
+  double exact = static_cast<double>(x) * y;  // exact: 24 + 24 bits fit in 53
+  float nearest = static_cast<float>(exact);
+  if (std::fabs(static_cast<double>(nearest)) > std::fabs(exact)) nearest = std::nextafter(nearest, 0.0f);
+  return nearest;
+}
+
+TEST_F(KernelsTest, FloatArithmeticIsCorrectlyRounded) {
+  std::vector<float> a{1.0f, -3.5f, 1e30f, 0.1f, -0.0f, 7.0f, 1.0f / 3.0f, 2.5e-3f};
+  std::vector<float> b{3.0f, 0.7f, 3e-20f, 0.2f, 5.0f, -2.0f, 3.0f, 1e8f};
+  std::vector<float> out(6 * a.size());
+  std::vector<double> wide(a.size());
+  ParameterBuffer parameters(module_->kernel("float_ops"));
+  parameters.set(0, a.data()).set(1, b.data()).set(2, out.data()).set(3, wide.data());
+  module_->launch("float_ops", {1, 1, 1}, {static_cast<uint32_t>(a.size()), 1, 1}, parameters);
+  for (size_t i = 0; i < a.size(); ++i) {
+    float x = a[i], y = b[i];
+    float expected[6] = {x / y,
+                         std::sqrt(std::fabs(x)),
+                         std::fma(x, y, 1.0f),
+                         std::fmin(x, y) + std::fmax(x, y),
+                         static_cast<float>(saturating_int(x)) + static_cast<float>(static_cast<unsigned>(std::fabs(y))),
+                         multiply_toward_zero(x, y)};
+    for (int k = 0; k < 6; ++k) EXPECT_EQ(out[6 * i + k], expected[k]) << "input " << i << " result " << k;
+    EXPECT_EQ(wide[i], static_cast<double>(x) * y + std::sqrt(static_cast<double>(std::fabs(y)))) << i;
+  }
+}
+
+struct Float4 {
+  float x, y, z, w;
+};
+
+TEST_F(KernelsTest, VectorAccessesAndLocalArrays) {
+  std::vector<Float4> a(32);
+  std::vector<float> table(16), out(32);
+  for (int i = 0; i < 32; ++i) a[i] = {1.0f * i, 2.0f, 3.0f, 0.5f * i};
+  for (int k = 0; k < 16; ++k) table[k] = 0.25f * k + 1.0f;
+  ParameterBuffer parameters(module_->kernel("vectors_and_locals"));
+  parameters.set(0, a.data()).set(1, table.data()).set(2, out.data());
+  module_->launch("vectors_and_locals", {1, 1, 1}, {32, 1, 1}, parameters);
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(a[i].x, 1.0f * i + table[i & 15] * static_cast<float>(i & 15)) << i;
+    EXPECT_EQ(a[i].y, 2.0f);
+    EXPECT_EQ(a[i].w, i * 0.5f * 2.0f);
+    int k = (i * 7) & 15;
+    EXPECT_EQ(out[i], table[k] * static_cast<float>(k)) << i;
+  }
+}
+
+TEST_F(KernelsTest, ParameterLayoutFollowsAlignment) {
+  const KernelInfo& saxpy = module_->kernel("saxpy");
+  ASSERT_EQ(saxpy.parameters.size(), 4u);
+  EXPECT_EQ(saxpy.parameters[0].offset, 0u);
+  EXPECT_EQ(saxpy.parameters[1].offset, 4u);
+  EXPECT_EQ(saxpy.parameters[2].offset, 8u);
+  EXPECT_EQ(saxpy.parameters[3].offset, 16u);
+  EXPECT_EQ(saxpy.parameter_buffer_size, 24u);
+  const KernelInfo& calls = module_->kernel("device_calls");
+  EXPECT_EQ(calls.parameters[0].size, sizeof(Pair));
+  EXPECT_EQ(calls.parameters[0].alignment, 8u);
+  EXPECT_EQ(calls.parameters[1].offset, 32u);
+}
+
+}  // namespace
+}  // namespace xcuda::ptx::testing

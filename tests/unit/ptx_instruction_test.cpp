@@ -1,0 +1,453 @@
+// Instruction semantics, one small hand-written PTX kernel at a time. Expected values come
+// from the PTX ISA's definitions, computed here on the host (with the host's rounding mode set
+// where PTX asks for a directed rounding; this file is built with -frounding-math).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cfenv>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "ptx_object_loader.h"
+
+namespace xcuda::ptx::testing {
+namespace {
+
+using Slots = std::array<uint64_t, 8>;
+
+// A one-thread kernel around `body`: %rd1 points at eight 8-byte input slots, %rd2 at eight
+// output slots.
+class Snippet {
+ public:
+  explicit Snippet(std::string_view body) : module_(wrap(body)) {}
+
+  bool ok() const { return module_.ok(); }
+  std::string diagnostics() const { return module_.diagnostics_text(); }
+
+  Slots run(const Slots& input) {
+    Slots in = input;
+    Slots out{};
+    ParameterBuffer parameters(module_.kernel("snippet"));
+    parameters.set(0, in.data()).set(1, out.data());
+    module_.launch("snippet", {1, 1, 1}, {1, 1, 1}, parameters);
+    return out;
+  }
+
+ private:
+  static std::string wrap(std::string_view body) {
+    return std::string(".version 9.0\n.target sm_80\n.address_size 64\n"
+                       ".visible .entry snippet(.param .u64 in, .param .u64 out)\n{\n"
+                       "\t.reg .pred %p<8>;\n\t.reg .b16 %rs<8>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<16>;\n"
+                       "\t.reg .f32 %f<16>;\n\t.reg .f64 %fd<16>;\n"
+                       "\tld.param.u64 %rd1, [in];\n\tld.param.u64 %rd2, [out];\n") +
+           std::string(body) + "\n\tret;\n}\n";
+  }
+
+  LoadedModule module_;
+};
+
+uint64_t bits(float value) { return std::bit_cast<uint32_t>(value); }
+uint64_t bits(double value) { return std::bit_cast<uint64_t>(value); }
+float as_float(uint64_t slot) { return std::bit_cast<float>(static_cast<uint32_t>(slot)); }
+double as_double(uint64_t slot) { return std::bit_cast<double>(slot); }
+uint64_t word(int32_t value) { return static_cast<uint32_t>(value); }
+
+// Floats that exercise rounding: random bit patterns of moderate exponent plus specials.
+std::vector<float> float_samples() {
+  std::vector<float> samples{0.0f, -0.0f, 1.0f, -1.0f, 3.0f, 0.1f, 1e-40f, -1e-40f, 3.4e38f, -3.4e38f,
+                             std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(), 1.0f / 3.0f};
+  std::mt19937 random(7);
+  for (int i = 0; i < 60; ++i) {
+    uint32_t pattern = (random() & 0x807FFFFFu) | ((100u + random() % 56u) << 23);
+    samples.push_back(std::bit_cast<float>(pattern));
+  }
+  return samples;
+}
+
+template <typename Operation>
+auto with_host_rounding(int mode, Operation operation) {
+  int saved = std::fegetround();
+  std::fesetround(mode);
+  auto result = operation();
+  std::fesetround(saved);
+  return result;
+}
+
+bool same_float(float left, float right) {
+  return (std::isnan(left) && std::isnan(right)) || std::bit_cast<uint32_t>(left) == std::bit_cast<uint32_t>(right);
+}
+
+struct RoundingCase {
+  const char* modifier;
+  int host_mode;
+};
+constexpr RoundingCase directed_roundings[] = {{"rn", FE_TONEAREST}, {"rz", FE_TOWARDZERO}, {"rm", FE_DOWNWARD}, {"rp", FE_UPWARD}};
+
+TEST(PtxInstructions, BinaryFloatArithmeticHonoursEveryRoundingMode) {
+  auto samples = float_samples();
+  for (const RoundingCase& rounding : directed_roundings) {
+    std::string m = rounding.modifier;
+    Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n"
+                    "\tadd." + m + ".f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2], %f3;\n"
+                    "\tmul." + m + ".f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+8], %f3;\n"
+                    "\tdiv." + m + ".f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+16], %f3;\n"
+                    "\tfma." + m + ".f32 %f3, %f1, %f2, %f1;\n\tst.global.f32 [%rd2+24], %f3;\n"
+                    "\tsqrt." + m + ".f32 %f3, %f1;\n\tst.global.f32 [%rd2+32], %f3;\n"
+                    "\tsub." + m + ".f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+40], %f3;\n");
+    ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+    for (size_t i = 0; i + 1 < samples.size(); ++i) {
+      volatile float x = samples[i], y = samples[samples.size() - 1 - i];
+      Slots out = snippet.run({bits(x), bits(y)});
+      auto expected = with_host_rounding(rounding.host_mode, [&] {
+        return std::array<float, 6>{x + y, x * y, x / y, std::fma(x, y, x), std::sqrt(x), x - y};
+      });
+      for (size_t k = 0; k < expected.size(); ++k)
+        EXPECT_TRUE(same_float(as_float(out[k]), expected[k]))
+            << m << " operation " << k << " of " << x << ", " << y << ": " << as_float(out[k]) << " vs " << expected[k];
+    }
+  }
+}
+
+TEST(PtxInstructions, FloatToIntegerConversionsRoundAndSaturate) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n"
+                  "\tcvt.rni.s32.f32 %r1, %f1;\n\tst.global.u32 [%rd2], %r1;\n"
+                  "\tcvt.rzi.s32.f32 %r1, %f1;\n\tst.global.u32 [%rd2+8], %r1;\n"
+                  "\tcvt.rmi.s32.f32 %r1, %f1;\n\tst.global.u32 [%rd2+16], %r1;\n"
+                  "\tcvt.rpi.s32.f32 %r1, %f1;\n\tst.global.u32 [%rd2+24], %r1;\n"
+                  "\tcvt.rzi.u32.f32 %r1, %f1;\n\tst.global.u32 [%rd2+32], %r1;\n"
+                  "\tcvt.rni.s64.f32 %rd3, %f1;\n\tst.global.u64 [%rd2+40], %rd3;\n"
+                  "\tcvt.rpi.ftz.s32.f32 %r1, %f1;\n\tst.global.u32 [%rd2+48], %r1;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  struct Case {
+    float input;
+    int32_t nearest, toward_zero, down, up;
+    uint32_t unsigned_toward_zero;
+    int64_t wide_nearest;
+    int32_t up_flushed;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Case cases[] = {
+      {2.5f, 2, 2, 2, 3, 2, 2, 3},
+      {-2.5f, -2, -2, -3, -2, 0, -2, -2},
+      {3.5f, 4, 3, 3, 4, 3, 4, 4},
+      {-0.4f, 0, 0, -1, 0, 0, 0, 0},
+      {1e10f, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, UINT32_MAX, 10000000000, INT32_MAX},
+      {-1e10f, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, 0, -10000000000, INT32_MIN},
+      {nan, 0, 0, 0, 0, 0, 0, 0},
+      {1e-40f, 0, 0, 0, 1, 0, 0, 0},
+  };
+  for (const Case& c : cases) {
+    Slots out = snippet.run({bits(c.input)});
+    EXPECT_EQ(static_cast<int32_t>(out[0]), c.nearest) << c.input;
+    EXPECT_EQ(static_cast<int32_t>(out[1]), c.toward_zero) << c.input;
+    EXPECT_EQ(static_cast<int32_t>(out[2]), c.down) << c.input;
+    EXPECT_EQ(static_cast<int32_t>(out[3]), c.up) << c.input;
+    EXPECT_EQ(static_cast<uint32_t>(out[4]), c.unsigned_toward_zero) << c.input;
+    EXPECT_EQ(static_cast<int64_t>(out[5]), c.wide_nearest) << c.input;
+    EXPECT_EQ(static_cast<int32_t>(out[6]), c.up_flushed) << c.input;
+  }
+}
+
+TEST(PtxInstructions, ConversionsToFloatRoundAsAsked) {
+  for (const RoundingCase& rounding : directed_roundings) {
+    std::string m = rounding.modifier;
+    Snippet snippet("\tld.global.f64 %fd1, [%rd1];\n\tld.global.s64 %rd3, [%rd1+8];\n"
+                    "\tcvt." + m + ".f32.f64 %f1, %fd1;\n\tst.global.f32 [%rd2], %f1;\n"
+                    "\tcvt." + m + ".f32.s64 %f1, %rd3;\n\tst.global.f32 [%rd2+8], %f1;\n"
+                    "\tcvt." + m + ".f64.s64 %fd2, %rd3;\n\tst.global.f64 [%rd2+16], %fd2;\n");
+    ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+    std::mt19937_64 random(11);
+    for (int i = 0; i < 50; ++i) {
+      volatile double wide = std::ldexp(static_cast<double>(random() % 1000000007) - 5e8, static_cast<int>(random() % 40) - 20);
+      volatile int64_t integer = static_cast<int64_t>(random()) >> (random() % 40);
+      Slots out = snippet.run({bits(wide), static_cast<uint64_t>(integer)});
+      auto expected = with_host_rounding(rounding.host_mode, [&] {
+        return std::tuple<float, float, double>{static_cast<float>(wide), static_cast<float>(integer), static_cast<double>(integer)};
+      });
+      EXPECT_TRUE(same_float(as_float(out[0]), std::get<0>(expected))) << m << " " << wide;
+      EXPECT_TRUE(same_float(as_float(out[1]), std::get<1>(expected))) << m << " " << integer;
+      EXPECT_EQ(as_double(out[2]), std::get<2>(expected)) << m << " " << integer;
+    }
+  }
+}
+
+TEST(PtxInstructions, IntegerConversionsExtendTruncateAndSaturate) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n"
+                  "\tcvt.s64.s32 %rd3, %r1;\n\tst.global.u64 [%rd2], %rd3;\n"
+                  "\tcvt.u64.u32 %rd3, %r1;\n\tst.global.u64 [%rd2+8], %rd3;\n"
+                  "\tcvt.u16.u32 %rs1, %r1;\n\tcvt.s32.s16 %r2, %rs1;\n\tst.global.u32 [%rd2+16], %r2;\n"
+                  "\tcvt.sat.u8.s32 %r2, %r1;\n\tst.global.u32 [%rd2+24], %r2;\n"
+                  "\tcvt.sat.s16.s32 %r2, %r1;\n\tst.global.u32 [%rd2+32], %r2;\n"
+                  "\tcvt.rn.f16.f32 %rs2, %f1;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  for (int32_t value : {0, 1, -1, 200, 300, -300, 40000, -40000, INT32_MIN, INT32_MAX}) {
+    Slots out = snippet.run({word(value)});
+    EXPECT_EQ(static_cast<int64_t>(out[0]), value);
+    EXPECT_EQ(out[1], static_cast<uint32_t>(value));
+    EXPECT_EQ(static_cast<int32_t>(out[2]), static_cast<int16_t>(value));
+    EXPECT_EQ(static_cast<int32_t>(out[3]), std::clamp(value, 0, 255));
+    EXPECT_EQ(static_cast<int32_t>(out[4]), std::clamp(value, -32768, 32767));
+  }
+}
+
+TEST(PtxInstructions, HalfPrecisionConversionsRoundTrip) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tcvt.rn.f16.f32 %rs1, %f1;\n\tst.global.b16 [%rd2], %rs1;\n"
+                  "\tcvt.f32.f16 %f2, %rs1;\n\tst.global.f32 [%rd2+8], %f2;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({bits(1.0f / 3.0f)});
+  EXPECT_EQ(out[0] & 0xFFFF, 0x3555u);  // 1/3 to nearest half
+  EXPECT_EQ(as_float(out[1]), 0.333251953125f);
+  out = snippet.run({bits(70000.0f)});
+  EXPECT_EQ(out[0] & 0xFFFF, 0x7C00u);  // overflows to infinity
+}
+
+TEST(PtxInstructions, IntegerDivisionNeverTraps) {
+  Snippet snippet("\tld.global.s32 %r1, [%rd1];\n\tld.global.s32 %r2, [%rd1+8];\n"
+                  "\tdiv.s32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2], %r3;\n"
+                  "\trem.s32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tdiv.u32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+16], %r3;\n"
+                  "\trem.u32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+24], %r3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({word(17), word(0)});
+  EXPECT_EQ(static_cast<uint32_t>(out[0]), 0xFFFFFFFFu);
+  EXPECT_EQ(static_cast<int32_t>(out[1]), 17);
+  EXPECT_EQ(static_cast<uint32_t>(out[2]), 0xFFFFFFFFu);
+  EXPECT_EQ(static_cast<int32_t>(out[3]), 17);
+  out = snippet.run({word(INT32_MIN), word(-1)});
+  EXPECT_EQ(static_cast<int32_t>(out[0]), INT32_MIN);
+  EXPECT_EQ(static_cast<int32_t>(out[1]), 0);
+  out = snippet.run({word(-7), word(2)});
+  EXPECT_EQ(static_cast<int32_t>(out[0]), -3);
+  EXPECT_EQ(static_cast<int32_t>(out[1]), -1);
+  EXPECT_EQ(static_cast<uint32_t>(out[2]), 0xFFFFFFF9u / 2);
+}
+
+TEST(PtxInstructions, MinAndMaxHandleNaNAndSignedZeros) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n"
+                  "\tmin.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2], %f3;\n"
+                  "\tmax.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+8], %f3;\n"
+                  "\tmin.NaN.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+16], %f3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Slots out = snippet.run({bits(nan), bits(2.0f)});
+  EXPECT_EQ(as_float(out[0]), 2.0f);
+  EXPECT_EQ(as_float(out[1]), 2.0f);
+  EXPECT_TRUE(std::isnan(as_float(out[2])));
+  out = snippet.run({bits(0.0f), bits(-0.0f)});
+  EXPECT_EQ(out[0], bits(-0.0f));
+  EXPECT_EQ(out[1], bits(0.0f));
+  out = snippet.run({bits(nan), bits(nan)});
+  EXPECT_EQ(out[0], 0x7FFFFFFFu);  // the canonical NaN
+}
+
+TEST(PtxInstructions, FlushToZeroAndSaturation) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n"
+                  "\tadd.ftz.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2], %f3;\n"
+                  "\tadd.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+8], %f3;\n"
+                  "\tadd.sat.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+16], %f3;\n"
+                  "\tmul.ftz.f32 %f3, %f1, 0f3F000000;\n\tst.global.f32 [%rd2+24], %f3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({bits(-1e-39f), bits(-0.0f)});
+  EXPECT_EQ(out[0], bits(-0.0f));  // the input flushed to -0, and -0 + -0 is -0
+  EXPECT_EQ(as_float(out[1]), -1e-39f);
+  EXPECT_EQ(out[2], bits(0.0f));
+  out = snippet.run({bits(0x1p-126f), bits(0.75f)});
+  EXPECT_EQ(as_float(out[2]), 0.75f);
+  EXPECT_EQ(out[3], bits(0.0f));  // the halved minimum normal is subnormal: flushed
+  out = snippet.run({bits(0.5f), bits(0.75f)});
+  EXPECT_EQ(as_float(out[2]), 1.0f);
+}
+
+TEST(PtxInstructions, ComparisonsCombineAndSelect) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n\tld.global.s32 %r1, [%rd1+16];\n"
+                  "\tsetp.lt.f32 %p1|%p2, %f1, %f2;\n\tselp.u32 %r2, 1, 0, %p1;\n\tst.global.u32 [%rd2], %r2;\n"
+                  "\tselp.u32 %r2, 1, 0, %p2;\n\tst.global.u32 [%rd2+8], %r2;\n"
+                  "\tsetp.ltu.f32 %p3, %f1, %f2;\n\tselp.u32 %r2, 1, 0, %p3;\n\tst.global.u32 [%rd2+16], %r2;\n"
+                  "\tsetp.gt.and.s32 %p4, %r1, 0, !%p1;\n\tselp.u32 %r2, 1, 0, %p4;\n\tst.global.u32 [%rd2+24], %r2;\n"
+                  "\tsetp.hi.u32 %p5, %r1, 5;\n\tselp.u32 %r2, 1, 0, %p5;\n\tst.global.u32 [%rd2+32], %r2;\n"
+                  "\tsetp.nan.f32 %p6, %f1, %f2;\n\t@%p6 st.global.u32 [%rd2+40], 7;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Slots out = snippet.run({bits(1.0f), bits(2.0f), word(3)});
+  EXPECT_EQ(out, (Slots{1, 0, 1, 0, 0, 0, 0, 0}));
+  out = snippet.run({bits(nan), bits(2.0f), word(-3)});
+  EXPECT_EQ(out, (Slots{0, 1, 1, 0, 1, 7, 0, 0}));  // -3 is above 5 unsigned; the p|q pair is p and not p
+  out = snippet.run({bits(3.0f), bits(2.0f), word(9)});
+  EXPECT_EQ(out, (Slots{0, 1, 0, 1, 1, 0, 0, 0}));
+}
+
+TEST(PtxInstructions, BitFieldsPermutesAndFunnelShifts) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n"
+                  "\tbfe.u32 %r3, %r1, 4, 8;\n\tst.global.u32 [%rd2], %r3;\n"
+                  "\tbfe.s32 %r3, %r1, 28, 8;\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tbfi.b32 %r3, %r2, %r1, 8, 12;\n\tst.global.u32 [%rd2+16], %r3;\n"
+                  "\tprmt.b32 %r3, %r1, %r2, 0x5140;\n\tst.global.u32 [%rd2+24], %r3;\n"
+                  "\tlop3.b32 %r3, %r1, %r2, 0xFF00FF00, 0xE8;\n\tst.global.u32 [%rd2+32], %r3;\n"
+                  "\tshf.l.wrap.b32 %r3, %r1, %r2, 36;\n\tst.global.u32 [%rd2+40], %r3;\n"
+                  "\tshf.r.clamp.b32 %r3, %r1, %r2, 40;\n\tst.global.u32 [%rd2+48], %r3;\n"
+                  "\tbfind.u32 %r3, %r2;\n\tst.global.u32 [%rd2+56], %r3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  uint32_t a = 0x89ABCDEFu, b = 0x00012345u;
+  Slots out = snippet.run({a, b});
+  EXPECT_EQ(out[0], (a >> 4) & 0xFFu);
+  EXPECT_EQ(static_cast<uint32_t>(out[1]), 0xFFFFFFF8u);  // bits 28..31 = 0x8, sign-extended from bit 31
+  EXPECT_EQ(out[2], (a & ~0xFFF00u) | ((b & 0xFFFu) << 8));
+  uint64_t both = (static_cast<uint64_t>(b) << 32) | a;
+  uint32_t permuted = 0;
+  for (int i = 0; i < 4; ++i) permuted |= static_cast<uint32_t>((both >> (8 * ((0x5140 >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+  EXPECT_EQ(out[3], permuted);
+  uint32_t c = 0xFF00FF00u;
+  EXPECT_EQ(out[4], (a & b) | (a & c) | (b & c));  // 0xE8 is the majority function
+  EXPECT_EQ(out[5], static_cast<uint32_t>(((both << 4) >> 32)));
+  EXPECT_EQ(out[6], b);
+  EXPECT_EQ(out[7], 16u);
+}
+
+TEST(PtxInstructions, ShiftsBeyondTheWidthClamp) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n"
+                  "\tshl.b32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2], %r3;\n"
+                  "\tshr.u32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tshr.s32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+16], %r3;\n"
+                  "\tcvt.u64.u32 %rd3, %r1;\n\tshl.b64 %rd4, %rd3, %r2;\n\tst.global.u64 [%rd2+24], %rd4;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({0x80000001u, 40});
+  EXPECT_EQ(out[0], 0u);
+  EXPECT_EQ(out[1], 0u);
+  EXPECT_EQ(static_cast<uint32_t>(out[2]), 0xFFFFFFFFu);
+  EXPECT_EQ(out[3], 0x80000001ull << 40);
+}
+
+TEST(PtxInstructions, WideAndHighMultiplies) {
+  Snippet snippet("\tld.global.s32 %r1, [%rd1];\n\tld.global.s32 %r2, [%rd1+8];\n\tld.global.u64 %rd3, [%rd1+16];\n"
+                  "\tmul.wide.s32 %rd4, %r1, %r2;\n\tst.global.u64 [%rd2], %rd4;\n"
+                  "\tmul.hi.u32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tmad.wide.u32 %rd4, %r1, %r2, %rd3;\n\tst.global.u64 [%rd2+16], %rd4;\n"
+                  "\tmul.hi.u64 %rd4, %rd3, %rd3;\n\tst.global.u64 [%rd2+24], %rd4;\n"
+                  "\tmad.hi.s32 %r3, %r1, %r2, 5;\n\tst.global.u32 [%rd2+32], %r3;\n"
+                  "\tmul24.lo.s32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+40], %r3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  int32_t x = -123456789, y = 987654;
+  uint64_t z = 0xF123456789ABCDEFull;
+  Slots out = snippet.run({word(x), word(y), z});
+  EXPECT_EQ(static_cast<int64_t>(out[0]), static_cast<int64_t>(x) * y);
+  EXPECT_EQ(static_cast<uint32_t>(out[1]), static_cast<uint32_t>((static_cast<uint64_t>(static_cast<uint32_t>(x)) * static_cast<uint32_t>(y)) >> 32));
+  EXPECT_EQ(out[2], static_cast<uint64_t>(static_cast<uint32_t>(x)) * static_cast<uint32_t>(y) + z);
+  EXPECT_EQ(out[3], static_cast<uint64_t>((static_cast<unsigned __int128>(z) * z) >> 64));
+  EXPECT_EQ(static_cast<int32_t>(out[4]), static_cast<int32_t>((static_cast<int64_t>(x) * y) >> 32) + 5);
+  int64_t x24 = (static_cast<int64_t>(x) << 40) >> 40, y24 = (static_cast<int64_t>(y) << 40) >> 40;
+  EXPECT_EQ(static_cast<int32_t>(out[5]), static_cast<int32_t>(x24 * y24));
+}
+
+TEST(PtxInstructions, CarryChainsAdd128Bits) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+4];\n"
+                  "\tld.global.u32 %r3, [%rd1+8];\n\tld.global.u32 %r4, [%rd1+12];\n"
+                  "\tadd.cc.u32 %r5, %r1, %r3;\n\taddc.cc.u32 %r6, %r2, %r4;\n\taddc.u32 %r7, 0, 0;\n"
+                  "\tst.global.u32 [%rd2], %r5;\n\tst.global.u32 [%rd2+4], %r6;\n\tst.global.u32 [%rd2+8], %r7;\n"
+                  "\tsub.cc.u32 %r5, %r1, %r3;\n\tsubc.u32 %r6, %r2, %r4;\n"
+                  "\tst.global.u32 [%rd2+16], %r5;\n\tst.global.u32 [%rd2+20], %r6;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  uint64_t a = 0xFFFFFFFF00000001ull, b = 0x00000001FFFFFFFFull;
+  Slots out = snippet.run({a, b});
+  EXPECT_EQ(out[0], a + b);
+  EXPECT_EQ(out[1], 1u);
+  EXPECT_EQ(out[2], a - b);
+}
+
+TEST(PtxInstructions, AtomicsReturnTheOldValue) {
+  Snippet snippet("\tatom.global.cas.b32 %r1, [%rd1], 5, 9;\n\tst.global.u32 [%rd2], %r1;\n"
+                  "\tatom.global.exch.b32 %r1, [%rd1+8], 3;\n\tst.global.u32 [%rd2+8], %r1;\n"
+                  "\tatom.global.inc.u32 %r1, [%rd1+16], 4;\n\tst.global.u32 [%rd2+16], %r1;\n"
+                  "\tatom.global.dec.u32 %r1, [%rd1+24], 4;\n\tst.global.u32 [%rd2+24], %r1;\n"
+                  "\tatom.global.add.f32 %f1, [%rd1+32], 0f3FC00000;\n\tst.global.f32 [%rd2+32], %f1;\n"
+                  "\tred.global.max.s32 [%rd1+40], -2;\n"
+                  "\tld.global.u32 %r1, [%rd1];\n\tst.global.u32 [%rd2+40], %r1;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots in{5, 11, 4, 0, bits(1.0f), word(-7)};
+  Slots out = snippet.run(in);
+  EXPECT_EQ(out[0], 5u);
+  EXPECT_EQ(out[1], 11u);
+  EXPECT_EQ(out[2], 4u);
+  EXPECT_EQ(out[3], 0u);
+  EXPECT_EQ(as_float(out[4]), 1.0f);
+  EXPECT_EQ(out[5], 9u);
+}
+
+TEST(PtxInstructions, PackingSharedAddressesAndGuards) {
+  Snippet snippet("\t.shared .align 8 .b8 buffer[16];\n"
+                  "\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n"
+                  "\tmov.b64 %rd3, {%r1, %r2};\n\tst.global.u64 [%rd2], %rd3;\n"
+                  "\tmov.b64 {%r3, %r4}, %rd3;\n\tst.global.u32 [%rd2+8], %r4;\n"
+                  "\tmov.u32 %r5, buffer;\n\tst.shared.u32 [%r5+4], %r2;\n"
+                  "\tcvta.shared.u64 %rd4, %rd5;\n\tmov.u64 %rd5, buffer;\n\tcvta.shared.u64 %rd4, %rd5;\n"
+                  "\tld.u32 %r6, [%rd4+4];\n\tst.global.u32 [%rd2+16], %r6;\n"
+                  "\tcvta.to.shared.u64 %rd6, %rd4;\n\tst.global.u64 [%rd2+24], %rd6;\n"
+                  "\tsetp.eq.u32 %p1, %r1, 1;\n\t@%p1 st.global.u32 [%rd2+32], 11;\n\t@!%p1 st.global.u32 [%rd2+32], 22;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({1, 0xABCD});
+  EXPECT_EQ(out[0], 0x0000ABCD00000001ull);
+  EXPECT_EQ(out[1], 0xABCDu);
+  EXPECT_EQ(out[2], 0xABCDu);
+  EXPECT_EQ(out[3], 0u);
+  EXPECT_EQ(out[4], 11u);
+  out = snippet.run({2, 0});
+  EXPECT_EQ(out[4], 22u);
+}
+
+TEST(PtxInstructions, SpecialRegistersDescribeTheThread) {
+  LoadedModule module(".version 9.0\n.target sm_80\n.address_size 64\n"
+                      ".visible .entry ids(.param .u64 out)\n{\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n"
+                      "\tld.param.u64 %rd1, [out];\n\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %tid.y;\n\tmov.u32 %r3, %ntid.x;\n"
+                      "\tmad.lo.s32 %r4, %r2, %r3, %r1;\n\tmul.wide.u32 %rd2, %r4, 16;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+                      "\tmov.u32 %r5, %laneid;\n\tmov.u32 %r6, %warpid;\n\tmov.u32 %r7, %lanemask_lt;\n"
+                      "\tst.global.v4.u32 [%rd3], {%r4, %r5, %r6, %r7};\n\tret;\n}\n");
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  std::vector<std::array<uint32_t, 4>> out(8 * 10);
+  ParameterBuffer parameters(module.kernel("ids"));
+  parameters.set(0, out.data());
+  module.launch("ids", {1, 1, 1}, {8, 10, 1}, parameters);
+  for (uint32_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i][0], i);
+    EXPECT_EQ(out[i][1], i % 32);
+    EXPECT_EQ(out[i][2], i / 32);
+    EXPECT_EQ(out[i][3], (1u << (i % 32)) - 1);
+  }
+}
+
+// Barriers in a loop, inside a called function, with threads that exit early.
+TEST(PtxInstructions, BarriersInLoopsAndFunctionsWithExitedThreads) {
+  LoadedModule module(".version 9.0\n.target sm_80\n.address_size 64\n"
+                      ".shared .align 4 .b8 cells[256];\n"
+                      ".func sync_all()\n{\n\tbar.sync 0;\n\tret;\n}\n"
+                      ".visible .entry rotate(.param .u64 out, .param .u32 rounds)\n{\n"
+                      "\t.reg .pred %p<3>;\n\t.reg .b32 %r<12>;\n\t.reg .b64 %rd<4>;\n"
+                      "\tld.param.u64 %rd1, [out];\n\tld.param.u32 %r1, [rounds];\n\tmov.u32 %r2, %tid.x;\n"
+                      "\tmov.u32 %r3, %ntid.x;\n\tsetp.ge.u32 %p2, %r2, 60;\n\t@%p2 exit;\n"
+                      "\tmov.u32 %r4, cells;\n\tshl.b32 %r5, %r2, 2;\n\tadd.s32 %r6, %r4, %r5;\n"
+                      "\tst.shared.u32 [%r6], %r2;\n\tmov.u32 %r7, 0;\n"
+                      "$loop:\n\tcall.uni sync_all, ();\n"
+                      "\tadd.s32 %r8, %r2, 1;\n\trem.u32 %r8, %r8, 60;\n\tshl.b32 %r8, %r8, 2;\n\tadd.s32 %r8, %r4, %r8;\n"
+                      "\tld.shared.u32 %r9, [%r8];\n\tbar.sync 0;\n\tst.shared.u32 [%r6], %r9;\n"
+                      "\tadd.s32 %r7, %r7, 1;\n\tsetp.lt.u32 %p1, %r7, %r1;\n\t@%p1 bra $loop;\n"
+                      "\tmul.wide.u32 %rd2, %r2, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r9;\n\tret;\n}\n");
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  std::vector<uint32_t> out(64, 999);
+  ParameterBuffer parameters(module.kernel("rotate"));
+  parameters.set(0, out.data()).set(1, 5u);
+  module.launch("rotate", {1, 1, 1}, {64, 1, 1}, parameters);
+  for (uint32_t i = 0; i < 60; ++i) EXPECT_EQ(out[i], (i + 5) % 60) << i;
+  for (uint32_t i = 60; i < 64; ++i) EXPECT_EQ(out[i], 999u) << i;
+}
+
+TEST(PtxInstructions, UnsupportedFormsAreReportedWhereTheyAre) {
+  Snippet snippet("\tshfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;\n"
+                  "\tbar.red.popc.u32 %r1, 0, %p1;\n"
+                  "\tmov.u64 %rd3, %globaltimer;\n");
+  ASSERT_FALSE(snippet.ok());
+  EXPECT_EQ(snippet.diagnostics(), "test.ptx:14:2: 'shfl' is not supported yet\n"
+                                   "test.ptx:15:2: this form of 'bar' is not supported yet\n"
+                                   "test.ptx:16:16: '%globaltimer' is not supported yet\n");
+}
+
+}  // namespace
+}  // namespace xcuda::ptx::testing

@@ -1,0 +1,109 @@
+#include "ptx_object_loader.h"
+
+#include <stdexcept>
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+
+#include "host_abi.h"
+
+namespace xcuda::ptx::testing {
+namespace {
+
+using BlockFunction = void (*)(const uint8_t* parameters, const host_abi::BlockFrame* frame);
+
+int record_vprintf(const char* format, const void* arguments) {
+  PrintfCall call{format, std::vector<uint8_t>(64)};
+  if (arguments != nullptr) std::memcpy(call.arguments.data(), arguments, call.arguments.size());
+  LoadedModule::printed().push_back(std::move(call));
+  return 0;
+}
+
+void ignore_assert_fail(const char*, const char*, uint32_t, const char*, uint64_t) {}
+
+[[noreturn]] void abort_trap(const host_abi::BlockFrame*) { std::abort(); }
+
+}  // namespace
+
+struct LoadedModule::Jit {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+std::vector<PrintfCall>& LoadedModule::printed() {
+  static std::vector<PrintfCall> calls;
+  return calls;
+}
+
+LoadedModule::LoadedModule(std::string_view ptx, int optimization_level) {
+  CompileOptions options;
+  options.file_name = "test.ptx";
+  options.optimization_level = optimization_level;
+  result_ = compile(ptx, options);
+  if (!result_.ok()) return;
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) throw std::runtime_error(llvm::toString(jit.takeError()));
+  jit_ = std::make_unique<Jit>(Jit{std::move(*jit)});
+  auto& library = jit_->jit->getMainJITDylib();
+  llvm::orc::SymbolMap services;
+  auto provide = [&](const char* name, auto* function) {
+    services[jit_->jit->mangleAndIntern(name)] =
+        llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(function), llvm::JITSymbolFlags::Exported);
+  };
+  provide(host_abi::vprintf_symbol, &record_vprintf);
+  provide(host_abi::assert_fail_symbol, &ignore_assert_fail);
+  provide(host_abi::trap_symbol, &abort_trap);
+  if (auto error = library.define(llvm::orc::absoluteSymbols(std::move(services))))
+    throw std::runtime_error(llvm::toString(std::move(error)));
+  std::string_view bytes(reinterpret_cast<const char*>(result_.object.data()), result_.object.size());
+  if (auto error = jit_->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(bytes, "ptx-object")))
+    throw std::runtime_error(llvm::toString(std::move(error)));
+  ok_ = true;
+}
+
+LoadedModule::~LoadedModule() = default;
+
+std::string LoadedModule::diagnostics_text() const {
+  std::string text;
+  for (const auto& diagnostic : result_.diagnostics) text += diagnostic.to_string() + "\n";
+  return text;
+}
+
+const KernelInfo& LoadedModule::kernel(std::string_view name) const {
+  for (const auto& kernel : result_.module.kernels)
+    if (kernel.name == name) return kernel;
+  throw std::invalid_argument("no kernel " + std::string(name));
+}
+
+void* LoadedModule::global(std::string_view name) const {
+  auto address = jit_->jit->lookup(name);
+  if (!address) throw std::runtime_error(llvm::toString(address.takeError()));
+  return address->toPtr<void*>();
+}
+
+void LoadedModule::launch(std::string_view kernel_name, std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block,
+                          const ParameterBuffer& parameters, uint32_t dynamic_shared_bytes) {
+  const KernelInfo& kernel = this->kernel(kernel_name);
+  auto function = reinterpret_cast<BlockFunction>(global(std::string(host_abi::block_symbol_prefix) + kernel.name));
+  std::vector<uint8_t> shared((kernel.static_shared_bytes + 15) / 16 * 16 + dynamic_shared_bytes + 16);
+  host_abi::BlockFrame frame{};
+  for (int axis = 0; axis < 3; ++axis) {
+    frame.block_dim[axis] = block[axis];
+    frame.grid_dim[axis] = grid[axis];
+  }
+  frame.dynamic_shared_bytes = dynamic_shared_bytes;
+  frame.shared_memory = shared.data();
+  frame.sm_count = 1;
+  for (uint32_t z = 0; z < grid[2]; ++z)
+    for (uint32_t y = 0; y < grid[1]; ++y)
+      for (uint32_t x = 0; x < grid[0]; ++x) {
+        frame.block_index[0] = x;
+        frame.block_index[1] = y;
+        frame.block_index[2] = z;
+        function(parameters.data(), &frame);
+      }
+}
+
+}  // namespace xcuda::ptx::testing

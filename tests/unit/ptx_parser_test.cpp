@@ -1,0 +1,205 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "compiler.h"
+#include "parse/parser.h"
+
+namespace xcuda::ptx {
+namespace {
+
+std::string read_input(const std::string& name) {
+  std::ifstream file(std::string(XCUDA_PTX_INPUTS) + "/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+const Function* find_function(const Module& module, std::string_view name) {
+  for (const auto& function : module.functions)
+    if (function.name == name) return &function;
+  return nullptr;
+}
+
+size_t count_instructions(const Function& function) {
+  size_t count = 0;
+  for (const auto& statement : function.body) count += std::holds_alternative<Instruction>(statement);
+  return count;
+}
+
+std::vector<std::string> diagnostics_of(std::string_view source) {
+  CompileOptions options;
+  options.file_name = "bad.ptx";
+  std::vector<std::string> lines;
+  for (const auto& diagnostic : compile(source, options).diagnostics) lines.push_back(diagnostic.to_string());
+  return lines;
+}
+
+constexpr std::string_view header = ".version 9.0\n.target sm_80\n.address_size 64\n";
+
+TEST(PtxParser, ReadsNvccOutput) {
+  std::string text = read_input("kernels.ptx");
+  DiagnosticSink diagnostics("kernels.ptx");
+  Module module = parse_module(text, diagnostics);
+  ASSERT_FALSE(diagnostics.has_errors());
+  EXPECT_EQ(module.version, "9.0");
+  EXPECT_EQ(module.target, "sm_80");
+  EXPECT_EQ(module.address_size, 64u);
+
+  const Function* vector_add = find_function(module, "vector_add");
+  ASSERT_NE(vector_add, nullptr);
+  EXPECT_TRUE(vector_add->is_entry);
+  EXPECT_TRUE(vector_add->is_visible);
+  ASSERT_EQ(vector_add->parameters.size(), 4u);
+  EXPECT_EQ(vector_add->parameters[0].type, ScalarType::u64);
+  EXPECT_EQ(vector_add->parameters[3].type, ScalarType::u32);
+  EXPECT_EQ(vector_add->parameters[3].name, "vector_add_param_3");
+  EXPECT_EQ(count_instructions(*vector_add), 22u);
+
+  size_t entries = 0, functions = 0;
+  for (const auto& function : module.functions) (function.is_entry ? entries : functions) += 1;
+  EXPECT_EQ(entries, 12u);
+  EXPECT_EQ(functions, 3u);  // cube, make_pair, and the vprintf prototype
+
+  const Function* make_pair = find_function(module, "_Z9make_pair4Pairi");
+  ASSERT_NE(make_pair, nullptr);
+  ASSERT_EQ(make_pair->returns.size(), 1u);
+  EXPECT_EQ(make_pair->returns[0].array_dimensions, std::vector<uint64_t>{32});
+  EXPECT_EQ(make_pair->returns[0].alignment, 8u);
+
+  bool found_coefficients = false;
+  for (const auto& variable : module.variables) {
+    if (variable.name != "coefficients") continue;
+    found_coefficients = true;
+    EXPECT_EQ(variable.space, StateSpace::constant);
+    EXPECT_EQ(variable.initializer.size(), 16u);
+  }
+  EXPECT_TRUE(found_coefficients);
+}
+
+TEST(PtxParser, RegisterRangesAndOperands) {
+  std::string text = std::string(header) +
+                     ".visible .entry k(.param .u64 p)\n{\n\t.reg .pred %p<3>;\n\t.reg .b32 %r<100>;\n"
+                     "\tsetp.lt.s32 %p1|%p2, %r1, -5;\n\t@!%p1 bra $done;\n\tmov.b32 %r2, 0f3F800000;\n"
+                     "$done:\n\tret;\n}\n";
+  DiagnosticSink diagnostics("test.ptx");
+  Module module = parse_module(text, diagnostics);
+  ASSERT_FALSE(diagnostics.has_errors());
+  const Function& kernel = module.functions.at(0);
+  const auto& registers = std::get<VariableDeclaration>(kernel.body[1]);
+  EXPECT_EQ(registers.name, "%r");
+  EXPECT_EQ(registers.register_count, 100u);
+  const auto& setp = std::get<Instruction>(kernel.body[2]);
+  EXPECT_EQ(setp.opcode, "setp");
+  ASSERT_EQ(setp.modifiers.size(), 2u);
+  EXPECT_EQ(setp.operands[0].kind, Operand::Kind::predicate_pair);
+  EXPECT_EQ(setp.operands[2].kind, Operand::Kind::integer);
+  EXPECT_EQ(static_cast<int64_t>(setp.operands[2].integer), -5);
+  const auto& branch = std::get<Instruction>(kernel.body[3]);
+  ASSERT_TRUE(branch.guard.has_value());
+  EXPECT_TRUE(branch.guard->negated);
+  const auto& move = std::get<Instruction>(kernel.body[4]);
+  EXPECT_EQ(move.operands[1].float_bits, 32);
+  EXPECT_EQ(move.operands[1].integer, 0x3F800000u);
+}
+
+TEST(PtxParser, ReportsAMissingSemicolonAtTheEndOfTheStatement) {
+  std::string text = std::string(header) + ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tmov.u32 %r1, %tid.x\n\tret;\n}\n";
+  EXPECT_EQ(diagnostics_of(text), std::vector<std::string>{"bad.ptx:7:21: expected ';' at end of statement"});
+}
+
+TEST(PtxParser, ReportsUnknownInstructionsAndRegisters) {
+  std::string text = std::string(header) +
+                     ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tfrobnicate.b32 %r1, %r2;\n\tadd.s32 %r1, %r2, %r7;\n\tret;\n}\n";
+  EXPECT_EQ(diagnostics_of(text), (std::vector<std::string>{"bad.ptx:7:2: unknown instruction 'frobnicate'",
+                                                            "bad.ptx:8:20: unknown name '%r7'"}));
+}
+
+TEST(PtxParser, ReportsAnUnterminatedBody) {
+  std::string text = std::string(header) + ".visible .entry k()\n{\n\tret;\n";
+  EXPECT_EQ(diagnostics_of(text),
+            std::vector<std::string>{"bad.ptx:7:1: expected '}' to close the body of 'k' opened at 5:1"});
+}
+
+TEST(PtxParser, ReportsGarbageBytes) {
+  std::string text = std::string(header) + ".visible .entry k()\n{\n\tret; \x01\x7f;\n}\n";
+  auto diagnostics = diagnostics_of(text);
+  ASSERT_FALSE(diagnostics.empty());
+  EXPECT_EQ(diagnostics[0], "bad.ptx:6:7: expected an instruction, found invalid character '\x01'");
+}
+
+TEST(PtxParser, ReportsEveryBrokenStatementOfOneRun) {
+  std::string text = std::string(header) +
+                     ".visible .entry first()\n{\n\t.reg .b32 %r<3>;\n"
+                     "\tadd.s32 %r1, %r2 %r2;\n"       // line 7: missing comma
+                     "\tmov.u32 %r1, #;\n"             // line 8: bad operand
+                     "\tret;\n}\n"
+                     ".visible .entry second()\n{\n"
+                     "\tld.global.f32 %f1, [%rd1;\n"   // line 13: unclosed address
+                     "\tret;\n}\n";
+  auto diagnostics = diagnostics_of(text);
+  EXPECT_EQ(diagnostics, (std::vector<std::string>{"bad.ptx:7:19: expected ';', found '%r2'",
+                                                   "bad.ptx:8:15: expected an operand, found invalid character '#'",
+                                                   "bad.ptx:13:26: expected ']', found ';'"}));
+}
+
+TEST(PtxParser, NeverDropsAFunctionSilently) {
+  std::string text = std::string(header) + ".visible .entry k(.param .u64 p\n{\n\tret;\n}\n";
+  auto diagnostics = diagnostics_of(text);
+  ASSERT_FALSE(diagnostics.empty());
+  EXPECT_EQ(diagnostics[0], "bad.ptx:5:1: expected ')', found '{'");
+}
+
+// Every prefix of a real module either compiles or is reported; none may crash or hang.
+TEST(PtxParser, TruncatedInputAtEveryLengthIsHandled) {
+  std::string text = read_input("kernels.ptx");
+  std::string small = text.substr(0, text.find("// .globl\ttriangle_sums"));
+  ASSERT_GT(small.size(), 1000u);
+  CompileOptions options;
+  options.optimization_level = 0;
+  size_t compiled = 0;
+  for (size_t length = 0; length <= small.size(); ++length) {
+    CompileResult result = compile(std::string_view(small).substr(0, length), options);
+    if (result.ok()) {
+      ++compiled;
+      EXPECT_FALSE(result.object.empty());
+    } else {
+      for (const auto& diagnostic : result.diagnostics) ASSERT_FALSE(diagnostic.message.empty());
+    }
+  }
+  EXPECT_GT(compiled, 0u);
+}
+
+TEST(PtxParser, RandomlyCorruptedInputIsHandled) {
+  std::string text = read_input("kernels.ptx");
+  std::mt19937 random(1234);
+  CompileOptions options;
+  options.optimization_level = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string corrupted = text;
+    for (int edit = 0; edit < 4; ++edit) {
+      size_t position = random() % corrupted.size();
+      switch (random() % 3) {
+        case 0: corrupted[position] = static_cast<char>(random() % 256); break;
+        case 1: corrupted.erase(position, random() % 16); break;
+        default: corrupted.insert(position, corrupted.substr(random() % corrupted.size(), random() % 24)); break;
+      }
+    }
+    CompileResult result = compile(corrupted, options);
+    for (const auto& diagnostic : result.diagnostics) ASSERT_FALSE(diagnostic.message.empty());
+  }
+}
+
+TEST(PtxParser, CompilesOtherNvccOutput) {
+  CompileOptions options;
+  CompileResult result = compile(read_input("instructions.ptx"), options);
+  std::string messages;
+  for (const auto& diagnostic : result.diagnostics) messages += diagnostic.to_string() + "\n";
+  EXPECT_TRUE(result.ok()) << messages;
+  EXPECT_EQ(result.module.kernels.size(), 4u);
+}
+
+}  // namespace
+}  // namespace xcuda::ptx
