@@ -531,9 +531,16 @@ Expected<LoadedPtx> load_ptx(const void* image, int target_arch, size_t size_bou
       const char* text = static_cast<const char*>(image);
       return LoadedPtx{std::string(text, strnlen(text, size_bound)), 0};
     }
-    case ImageKind::elf:
+    case ImageKind::elf: {
+      // A cubin is a 64-bit little-endian ELF for machine EM_CUDA (190). Anything else with the
+      // ELF magic is a damaged image, which NVIDIA's driver also reports as such (measured).
+      const auto* header = static_cast<const uint8_t*>(image);
+      bool cubin = size_bound >= 20 && header[4] == 2 && header[5] == 1 && header[18] == 190 &&
+                   header[19] == 0;
+      if (!cubin) return image_error("image has the ELF magic but is not a CUDA cubin");
       return make_error(ErrorCode::no_binary_for_gpu,
                         "image is an ELF cubin (SASS); xcuda can only run PTX");
+    }
     case ImageKind::unknown: break;
   }
   return image_error("image is neither PTX text, a fatbin, a fatbin wrapper nor ELF");
