@@ -35,41 +35,59 @@ constexpr std::array<Slot, sizeof...(Index)> unknown_slots(std::index_sequence<I
   return {reinterpret_cast<Slot>(&unknown_slot<Table, int(Index)>)...};
 }
 
-// ---- cudart interface: 6bd5fb6c-5bf4-e74a-8987-d93912fd9df9 --------------------------------
-// cudart's way into the driver for what the public API lacks: registering the fatbins embedded
-// in the executable and retaining the primary context.
+// The tables whose first slot is their own size in bytes, as NVIDIA's driver lays them out
+// (measured on driver 580.159.04 by reading the tables it returns).
+template <int Table, size_t Slots>
+constexpr std::array<Slot, Slots> sized_table() {
+  auto slots = unknown_slots<Table>(std::make_index_sequence<Slots>());
+  slots[0] = reinterpret_cast<Slot>(uintptr_t{Slots * sizeof(Slot)});
+  return slots;
+}
 
-// Slot 1 (layout as published by earlier clean-room work, confirmed by logging the calls static
-// cudart 13.0 makes): load the module described by a fatbin wrapper.
+void trace_slot(const char* table, int slot) {
+  runtime::logger().trace("export table {}: slot {}", table, slot);
+}
+
+// ---- cudart interface: 6bd5fb6c-5bf4-e74a-8987-d93912fd9df9 --------------------------------
+// cudart's way into the driver for what the public API lacks: registering fatbins and
+// retaining the primary context. 13 slots on NVIDIA's driver (size word 0x68). cudart 13.0
+// registers its fatbins through cuLibraryLoadData and calls only slot 2 here (measured); the
+// module slots follow the layout earlier clean-room work published, for older runtimes.
+
+// Slot 1: load the module a fatbin wrapper describes.
 CUresult module_from_wrapper(CUmodule* result, const void* wrapper) {
+  trace_slot("cudart interface", 1);
   return cuModuleLoadData(result, wrapper);
 }
 
-// Slot 2: cudart asks for the primary context of a device, retaining it.
+// Slot 2: the primary context of a device, retained.
 CUresult retain_primary_context(CUcontext* result, CUdevice device) {
+  trace_slot("cudart interface", 2);
   return cuDevicePrimaryCtxRetain(result, device);
 }
 
-// Slot 6: slot 1 plus two out-pointers and a flag word we do not need.
+// Slot 6: slot 1 with two out-pointers and a flag word that stay unused here.
 CUresult module_from_wrapper_extended(CUmodule* result, const void* wrapper, void*, void*,
                                       unsigned) {
+  trace_slot("cudart interface", 6);
   return cuModuleLoadData(result, wrapper);
 }
 
-// Slot 7: called with one integer during start-up; answering success is what the driver does.
-CUresult acknowledge(uintptr_t) { return CUDA_SUCCESS; }
+// Slot 7: one integer during start-up; success is the answer.
+CUresult acknowledge(uintptr_t) {
+  trace_slot("cudart interface", 7);
+  return CUDA_SUCCESS;
+}
 
-// Slot 8: like slot 6 but the fatbin itself comes first and the module second.
+// Slot 8: slot 6 with the fatbin itself first and the module second.
 CUresult module_from_fatbin_extended(const void* fatbin, CUmodule* result, void*, void*,
                                      unsigned) {
+  trace_slot("cudart interface", 8);
   return cuModuleLoadData(result, fatbin);
 }
 
-constexpr int cudart_interface_size = 10;
-
 const auto cudart_interface = [] {
-  auto slots = unknown_slots<1>(std::make_index_sequence<cudart_interface_size>());
-  slots[0] = reinterpret_cast<Slot>(uintptr_t{cudart_interface_size * sizeof(Slot)});
+  auto slots = sized_table<1, 13>();
   slots[1] = reinterpret_cast<Slot>(&module_from_wrapper);
   slots[2] = reinterpret_cast<Slot>(&retain_primary_context);
   slots[6] = reinterpret_cast<Slot>(&module_from_wrapper_extended);
@@ -78,50 +96,43 @@ const auto cudart_interface = [] {
   return slots;
 }();
 
-struct Table {
-  CUuuid id;
-  const void* slots;
-  std::string_view name;
-};
-
-constexpr CUuuid uuid(std::array<unsigned char, 16> bytes) {
-  CUuuid result{};
-  for (size_t index = 0; index < 16; ++index) result.bytes[index] = char(bytes[index]);
-  return result;
-}
-
 // ---- tools hooks: a094798c-2e74-2e74-93f2-0800200c0a66 -------------------------------------
-// Where profilers' callbacks would be registered. cudart 13.0 calls slot 2 right after it
-// obtains the cudart interface (measured with a logging table) and, per earlier clean-room
-// work, slot 6: each hands back a block of memory and its size that cudart then fills in. With
-// no profiler attached, zeroed blocks mean "no hooks".
+// Where profilers' callbacks would live; 7 slots (size word 0x38). cudart 13.0 calls slots 2
+// and 6 right after it obtains the cudart interface and refuses to start without the table
+// (measured). Slots 2 and 6 each hand out a block and its size that cudart then fills in;
+// NVIDIA's driver hands out 1024 words and 14 bytes (measured). With no profiler attached,
+// zeroed blocks mean "no hooks".
 uintptr_t callback_hook_slots[1024];
 uint8_t callback_hook_flags[14];
 
 void hook_slots(uintptr_t** block, size_t* size) {
+  trace_slot("tools hooks", 2);
   *block = callback_hook_slots;
   *size = std::size(callback_hook_slots);
 }
 
 void hook_flags(uint8_t** block, size_t* size) {
+  trace_slot("tools hooks", 6);
   *block = callback_hook_flags;
   *size = std::size(callback_hook_flags);
 }
 
-constexpr int tools_hooks_size = 7;
-
 const auto tools_hooks = [] {
-  auto slots = unknown_slots<2>(std::make_index_sequence<tools_hooks_size>());
-  slots[0] = reinterpret_cast<Slot>(uintptr_t{tools_hooks_size * sizeof(Slot)});
+  auto slots = sized_table<2, 7>();
   slots[2] = reinterpret_cast<Slot>(&hook_slots);
   slots[6] = reinterpret_cast<Slot>(&hook_flags);
   return slots;
 }();
-const auto tools_tls = unknown_slots<3>(std::make_index_sequence<16>());
+
+// ---- tools thread-local state: 42d85a81-23f6-cb47-8298-f6e78a3aecdc -------------------------
+// 3 slots (size word 0x18). cudart 13.0 asks for it but calls nothing in it (measured).
+const auto tools_thread_state = sized_table<3, 3>();
+
 // ---- context-local storage: c693336e-1121-df11-a8c3-68f355d89593 ----------------------------
-// cudart keeps its per-context state here: slot 2 (measured: called first) looks a value up by
-// key and must fail with CUDA_ERROR_INVALID_VALUE when there is none, after which cudart
-// stores one with slot 0. A null context means the current one. The table has no size word.
+// cudart keeps its per-context state here. No size word: slot 0 is already a function on
+// NVIDIA's driver (measured). Slot 2 (called first) looks a value up by key and must fail
+// with CUDA_ERROR_INVALID_VALUE when there is none, after which cudart stores one with slot 0;
+// slot 1 removes it at exit (all three measured). A null context means the current one.
 runtime::Context* context_or_current(CUcontext handle, CUresult& status) {
   if (!handle) {
     // cudart asks before any context exists; that is an expected "no", not worth a log line.
@@ -139,6 +150,7 @@ runtime::Context* context_or_current(CUcontext handle, CUresult& status) {
 
 CUresult store_local(CUcontext handle, void* key, void* value,
                      void (*destructor)(CUcontext, void*, void*)) {
+  trace_slot("context-local storage", 0);
   CUresult status;
   runtime::Context* context = context_or_current(handle, status);
   if (!context) return status;
@@ -148,6 +160,7 @@ CUresult store_local(CUcontext handle, void* key, void* value,
 }
 
 CUresult remove_local(CUcontext handle, void* key) {
+  trace_slot("context-local storage", 1);
   CUresult status;
   runtime::Context* context = context_or_current(handle, status);
   if (!context) return status;
@@ -156,7 +169,7 @@ CUresult remove_local(CUcontext handle, void* key) {
 }
 
 CUresult load_local(void** value, CUcontext handle, void* key) {
-  runtime::logger().trace("context-local storage: load context {} key {}", (void*)handle, key);
+  trace_slot("context-local storage", 2);
   CUresult status;
   runtime::Context* context = context_or_current(handle, status);
   if (!context) return status;
@@ -173,22 +186,23 @@ const auto context_local_storage = [] {
   slots[2] = reinterpret_cast<Slot>(&load_local);
   return slots;
 }();
+
 // ---- integrity check: d4082055-bde6-704b-8d34-ba123c66e1f2 ----------------------------------
-// cudart 13.0 refuses to start without this table and calls slot 1 three times, with runtime
-// versions 13000, 13001 and 13002 and the current time in seconds (measured). It recomputes
-// the digest from what the driver reports and compares (cudart_integrity.h).
+// 3 slots (size word 0x18). cudart 13.0 refuses to start without this table and calls slot 1
+// three times, with runtime versions 13000, 13001 and 13002 and the time in seconds
+// (measured). It recomputes the digest from what the driver reports and compares
+// (cudart_integrity.h); our digest equals NVIDIA's driver's for the same inputs (measured on
+// driver 580.159.04 for versions 12080, 12093 and 13000-13002).
 CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest* result);
 
-constexpr int integrity_check_size = 2;
-
 const auto integrity_table = [] {
-  auto slots = unknown_slots<5>(std::make_index_sequence<integrity_check_size>());
-  slots[0] = reinterpret_cast<Slot>(uintptr_t{integrity_check_size * sizeof(Slot)});
+  auto slots = sized_table<5, 3>();
   slots[1] = reinterpret_cast<Slot>(&integrity_check);
   return slots;
 }();
 
 CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest* result) {
+  trace_slot("integrity check", 1);
   XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "result is null");
   int device_count = 0;
   if (CUresult status = cuDeviceGetCount(&device_count); status != CUDA_SUCCESS) return status;
@@ -211,6 +225,7 @@ CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest
   record.driver_version = CUDA_VERSION;
   record.runtime_version = runtime_version;
   record.process_id = uint32_t(getpid());
+  // The calling thread's pthread_t, truncated: gettid() gives a digest cudart rejects (measured).
   record.thread_id = uint32_t(reinterpret_cast<uintptr_t>(pthread_self()));
   record.cudart_interface_table = cudart_interface.data();
   record.integrity_table = integrity_table.data();
@@ -219,29 +234,44 @@ CUresult integrity_check(unsigned runtime_version, uint64_t seconds, api::Digest
   *result = api::integrity_digest(record, devices);
   return CUDA_SUCCESS;
 }
-// ---- context checks: 263e8860-7cd2-6143-92f6-bbd5006dfa7e -----------------------------------
-// cudart 13.0 calls slot 3 with no arguments during start-up and refuses to start when the
-// table is missing (measured: cudaMalloc then fails with cudaErrorSymbolNotFound). Earlier
-// clean-room work reads its result as a status word where 0 means "nothing to report".
-unsigned no_context_problem() { return 0; }
 
-// Slot 2, called with a context and two out-pointers (measured): earlier clean-room work reads
-// it as "is this context a wrapper around another one"; ours never are.
+// ---- context checks: 263e8860-7cd2-6143-92f6-bbd5006dfa7e -----------------------------------
+// 15 slots (size word 0x78). cudart 13.0 refuses to start without the table (measured:
+// cudaMalloc then fails with cudaErrorSymbolNotFound) and calls slots 3 and 2.
+
+// Slot 3, no arguments, during start-up: NVIDIA's driver answers 0 (measured).
+unsigned no_context_problem() {
+  trace_slot("context checks", 3);
+  return 0;
+}
+
+// Slot 2, a context and two out-pointers: earlier clean-room work reads it as "is this context a
+// wrapper around another one"; ours never are.
 CUresult context_is_wrapped(CUcontext, unsigned* is_wrapped, CUcontext* unwrapped) {
+  trace_slot("context checks", 2);
   if (is_wrapped) *is_wrapped = 0;
   (void)unwrapped;
   return CUDA_SUCCESS;
 }
 
-constexpr int context_checks_size = 4;
-
 const auto context_checks = [] {
-  auto slots = unknown_slots<6>(std::make_index_sequence<context_checks_size>());
-  slots[0] = reinterpret_cast<Slot>(uintptr_t{context_checks_size * sizeof(Slot)});
+  auto slots = sized_table<6, 15>();
   slots[2] = reinterpret_cast<Slot>(&context_is_wrapped);
   slots[3] = reinterpret_cast<Slot>(&no_context_problem);
   return slots;
 }();
+
+struct Table {
+  CUuuid id;
+  const void* slots;
+  std::string_view name;
+};
+
+constexpr CUuuid uuid(std::array<unsigned char, 16> bytes) {
+  CUuuid result{};
+  for (size_t index = 0; index < 16; ++index) result.bytes[index] = char(bytes[index]);
+  return result;
+}
 
 const Table tables[] = {
     {uuid({0x6b, 0xd5, 0xfb, 0x6c, 0x5b, 0xf4, 0xe7, 0x4a, 0x89, 0x87, 0xd9, 0x39, 0x12, 0xfd,
@@ -252,7 +282,7 @@ const Table tables[] = {
      tools_hooks.data(), "tools hooks"},
     {uuid({0x42, 0xd8, 0x5a, 0x81, 0x23, 0xf6, 0xcb, 0x47, 0x82, 0x98, 0xf6, 0xe7, 0x8a, 0x3a,
            0xec, 0xdc}),
-     tools_tls.data(), "tools TLS"},
+     tools_thread_state.data(), "tools thread state"},
     {uuid({0xc6, 0x93, 0x33, 0x6e, 0x11, 0x21, 0xdf, 0x11, 0xa8, 0xc3, 0x68, 0xf3, 0x55, 0xd8,
            0x95, 0x93}),
      context_local_storage.data(), "context-local storage"},
