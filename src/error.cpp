@@ -33,7 +33,7 @@ constexpr std::array kErrors = {
     XCUDA_ERROR(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device found"),
     XCUDA_ERROR(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
     XCUDA_ERROR(CUDA_ERROR_DEVICE_NOT_LICENSED, "device lacks the license this feature needs"),
-    XCUDA_ERROR(CUDA_ERROR_INVALID_IMAGE, "invalid kernel image"),
+    XCUDA_ERROR(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
     XCUDA_ERROR(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
     XCUDA_ERROR(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context is already current"),
     XCUDA_ERROR(CUDA_ERROR_MAP_FAILED, "mapping failed"),

@@ -376,10 +376,15 @@ TEST(LoadPtx, FromFatbinPtxTextAndElf) {
   EXPECT_EQ(from_text->text, ptx);
   EXPECT_EQ(from_text->arch, 0u);
 
+  // A cubin is SASS only; a host executable is ELF but no CUDA image at all.
+  const Bytes cubin = read_data_file("probe.cubin");
+  auto from_cubin = load_ptx(cubin.data(), 80, cubin.size());
+  ASSERT_FALSE(from_cubin);
+  EXPECT_EQ(from_cubin.error().code, ErrorCode::no_binary_for_gpu);
   const Bytes executable = read_data_file("probe_executable");
-  auto from_elf = load_ptx(executable.data(), 80, executable.size());
-  ASSERT_FALSE(from_elf);
-  EXPECT_EQ(from_elf.error().code, ErrorCode::no_binary_for_gpu);
+  auto from_host_elf = load_ptx(executable.data(), 80, executable.size());
+  ASSERT_FALSE(from_host_elf);
+  EXPECT_EQ(from_host_elf.error().code, ErrorCode::invalid_image);
 
   auto from_garbage = load_ptx("not an image", 80);
   ASSERT_FALSE(from_garbage);

@@ -1,1 +1,115 @@
 #include <gtest/gtest.h>
+
+#include "compiler.h"
+
+namespace xcuda::ptx {
+namespace {
+
+// Compiles one kernel body (declarations included) and returns its diagnostics; the body
+// starts on line 6.
+std::vector<std::string> check_body(std::string_view body) {
+  std::string text = ".version 9.0\n.target sm_80\n.address_size 64\n"
+                     ".func (.param .b32 result) twice(.param .b32 value)\n{\n\tret;\n}\n"
+                     ".visible .entry k(.param .u64 p)\n{\n";
+  text += body;
+  text += "\n}\n";
+  CompileOptions options;
+  options.file_name = "k.ptx";
+  std::vector<std::string> lines;
+  for (const auto& diagnostic : compile(text, options).diagnostics) lines.push_back(diagnostic.to_string());
+  return lines;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST(PtxChecker, AcceptsAWellFormedBody) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\t.reg .f32 %f<2>;\n\tmov.b32 %f1, %r1;\n\tadd.f32 %f1, %f1, 0f3F800000;\n\tret;"),
+            Lines{});
+}
+
+TEST(PtxChecker, RejectsRegistersOfTheWrongType) {
+  EXPECT_EQ(check_body("\t.reg .b64 %rd<3>;\n\t.reg .f32 %f<2>;\n\t.reg .pred %p<2>;\n"
+                       "\tadd.s32 %rd1, %rd1, 1;\n\tadd.f32 %f1, %rd1, %f1;\n\tadd.u64 %rd1, %f1, %rd2;\n\t@%rd1 ret;"),
+            (Lines{"k.ptx:13:10: '%rd1' is a .b64 register, expected .s32",
+                   "k.ptx:13:16: '%rd1' is a .b64 register, expected .s32",
+                   "k.ptx:14:15: '%rd1' is a .b64 register, expected .f32",
+                   "k.ptx:15:16: '%f1' is a .f32 register, expected .u64",
+                   "k.ptx:16:3: '%rd1' is not a predicate register"}));
+}
+
+TEST(PtxChecker, AllowsWiderRegistersWhereLoadsAndStoresDo) {
+  EXPECT_EQ(check_body("\t.reg .b64 %rd<3>;\n\tld.param.u32 %rd1, [p];\n\tst.global.u8 [%rd1], %rd1;\n\tret;"), Lines{});
+}
+
+TEST(PtxChecker, CountsOperands) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\tadd.s32 %r1, %r2;\n\tselp.b32 %r1, %r2, %r2;\n\tret %r1;"),
+            (Lines{"k.ptx:11:2: 'add' takes 3 operands, found 2", "k.ptx:12:2: 'selp' takes 4 operands, found 3",
+                   "k.ptx:13:2: 'ret' takes 0 operands, found 1"}));
+}
+
+TEST(PtxChecker, RejectsModifiersAnInstructionDoesNotTake) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\tadd.rn.wibble.s32 %r1, %r2, %r2;\n\tmov.ftz.b32 %r1, %r2;\n\tadd %r1, %r2, %r2;"),
+            (Lines{"k.ptx:11:8: '.wibble' is not a valid modifier for 'add'", "k.ptx:12:5: '.ftz' is not a valid modifier for 'mov'",
+                   "k.ptx:13:2: 'add' needs a type modifier such as .b32"}));
+}
+
+TEST(PtxChecker, ResolvesLabelsAndScopes) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\tbra $missing;\n\t{\n\t.reg .b32 inner;\n\t}\n\tmov.b32 inner, 1;\n$twice:\n$twice:\n\tret;"),
+            (Lines{"k.ptx:11:6: expected a label, found '$missing'", "k.ptx:15:10: unknown name 'inner'",
+                   "k.ptx:17:1: label '$twice' is defined twice"}));
+}
+
+TEST(PtxChecker, ChecksCallsAgainstThePrototype) {
+  EXPECT_EQ(check_body("\t.param .b32 argument;\n\t.param .b32 answer;\n\t.param .b8 small;\n\t.reg .b32 %r1;\n"
+                       "\tcall.uni (answer), twice, (argument);\n"
+                       "\tcall.uni (answer), twice, (argument, argument);\n"
+                       "\tcall.uni (answer), nothing, (argument);\n"
+                       "\tcall.uni (answer), twice, (%r1);\n"
+                       "\tcall.uni (answer), twice, (small);\n\tret;"),
+            (Lines{"k.ptx:15:29: 'twice' takes 1 arguments, found 2", "k.ptx:16:21: unknown function 'nothing'",
+                   "k.ptx:17:29: call arguments must be .param variables", "k.ptx:18:29: 'small' is smaller than the parameter 'value'"}));
+}
+
+TEST(PtxChecker, RejectsDuplicatesAndBadDestinations) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\t.reg .b32 %r<4>;\n\tmov.u32 5, %r1;\n\tmov.u32 %tid.x, %r1;\n\tret;"),
+            (Lines{"k.ptx:11:12: '%r' is declared twice in the same scope", "k.ptx:12:10: the destination must be a register",
+                   "k.ptx:13:10: '%tid' is read-only"}));
+}
+
+TEST(PtxChecker, NamesLaterInstructionsAsUnsupported) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\ttex.1d.v4.f32.s32 {%r1, %r1, %r1, %r1}, [t, {%r2}];\n"
+                       "\ttanh.approx.f32 %r1, %r2;\n\tret;"),
+            (Lines{"k.ptx:11:2: 'tex' is not supported yet", "k.ptx:12:2: 'tanh' is not supported yet"}));
+  EXPECT_EQ(check_body("proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n\tret;"),
+            Lines{"k.ptx:10:8: '.callprototype' is not supported yet"});
+}
+
+TEST(PtxChecker, ReportsWhatTheHostTargetCannotProvide) {
+  CompileOptions options;
+  auto result = compile(".version 9.0\n.target sm_80\n.address_size 64\n"
+                        ".extern .func (.param .b64 result) malloc(.param .b64 size);\n"
+                        ".func stop()\n{\n\texit;\n}\n"
+                        ".visible .entry k()\n{\n\t.param .b64 size;\n\t.param .b64 result;\n"
+                        "\tcall.uni (result), malloc, (size);\n\tcall.uni stop, ();\n\tret;\n}\n",
+                        options);
+  std::vector<std::string> lines;
+  for (const auto& diagnostic : result.diagnostics) lines.push_back(diagnostic.to_string());
+  EXPECT_EQ(lines, Lines{"<ptx>:7:2: exit inside a .func is not supported yet"});
+  result = compile(".version 9.0\n.target sm_80\n.address_size 64\n"
+                   ".extern .func (.param .b64 result) malloc(.param .b64 size);\n"
+                   ".visible .entry k()\n{\n\t.param .b64 size;\n\t.param .b64 result;\n"
+                   "\tcall.uni (result), malloc, (size);\n\tret;\n}\n",
+                   options);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].to_string(), "<ptx>:4:1: the host target does not provide 'malloc'");
+}
+
+TEST(PtxChecker, ReportsUnknownSymbolsInInitialisers) {
+  CompileOptions options;
+  auto result = compile(".version 9.0\n.target sm_80\n.address_size 64\n.global .u64 table[2] = {generic(missing), 0};\n", options);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].to_string(), "<ptx>:4:34: unknown name 'missing'");
+}
+
+}  // namespace
+}  // namespace xcuda::ptx

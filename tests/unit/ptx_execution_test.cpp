@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <sstream>
 
@@ -12,30 +14,44 @@
 namespace xcuda::ptx::testing {
 namespace {
 
-std::string read_input(const std::string& name) {
-  std::ifstream file(std::string(XCUDA_PTX_INPUTS) + "/" + name);
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
 }
 
-class KernelsTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    module_ = new LoadedModule(read_input("kernels.ptx"));
+// The committed kernels.ptx, plus the variants nvcc built from kernels.cu with other flags
+// (debug info, other targets) when it was available at build time.
+std::vector<std::string> kernel_files() {
+  std::vector<std::string> files{std::string(XCUDA_PTX_INPUTS) + "/kernels.ptx"};
+  std::string generated = XCUDA_PTX_GENERATED;
+  for (size_t start = 0; start < generated.size();) {
+    size_t end = std::min(generated.find(',', start), generated.size());
+    if (end > start) files.push_back(generated.substr(start, end - start));
+    start = end + 1;
   }
-  static void TearDownTestSuite() {
-    delete module_;
-    module_ = nullptr;
-  }
-  void SetUp() override { ASSERT_TRUE(module_->ok()) << module_->diagnostics_text(); }
+  return files;
+}
 
-  static LoadedModule* module_;
+class KernelsTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto& loaded = modules()[GetParam()];
+    if (!loaded) loaded = std::make_unique<LoadedModule>(read_file(GetParam()));
+    module_ = loaded.get();
+    ASSERT_TRUE(module_->ok()) << module_->diagnostics_text();
+  }
+
+  static std::map<std::string, std::unique_ptr<LoadedModule>>& modules() {
+    static std::map<std::string, std::unique_ptr<LoadedModule>> cache;
+    return cache;
+  }
+
+  LoadedModule* module_ = nullptr;
 };
 
-LoadedModule* KernelsTest::module_ = nullptr;
-
-TEST_F(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
+TEST_P(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
   const int n = 1000;
   std::vector<float> a(n), b(n), c(n, -1.0f);
   for (int i = 0; i < n; ++i) {
@@ -48,7 +64,7 @@ TEST_F(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << i;
 }
 
-TEST_F(KernelsTest, SaxpyIsFused) {
+TEST_P(KernelsTest, SaxpyIsFused) {
   const int n = 300;
   std::vector<float> x(n), y(n), expected(n);
   const float a = 1.1f;
@@ -63,7 +79,7 @@ TEST_F(KernelsTest, SaxpyIsFused) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], expected[i]) << i;
 }
 
-TEST_F(KernelsTest, LoopsRunTheirTripCount) {
+TEST_P(KernelsTest, LoopsRunTheirTripCount) {
   const int n = 13;
   std::vector<uint32_t> out(2 * 40);
   ParameterBuffer parameters(module_->kernel("triangle_sums"));
@@ -84,7 +100,7 @@ struct Pair {
   int values[3];
 };
 
-TEST_F(KernelsTest, DeviceFunctionsTakeAndReturnAggregates) {
+TEST_P(KernelsTest, DeviceFunctionsTakeAndReturnAggregates) {
   Pair seed{1.5f, 0.25, {10, 20, 30}};
   std::vector<Pair> out(8);
   ParameterBuffer parameters(module_->kernel("device_calls"));
@@ -102,7 +118,7 @@ TEST_F(KernelsTest, DeviceFunctionsTakeAndReturnAggregates) {
   }
 }
 
-TEST_F(KernelsTest, TwoDimensionalGridsSeeTheirCoordinates) {
+TEST_P(KernelsTest, TwoDimensionalGridsSeeTheirCoordinates) {
   const int width = 37, height = 21;
   std::vector<float> m(width * height, -1.0f);
   ParameterBuffer parameters(module_->kernel("grid_2d"));
@@ -112,7 +128,7 @@ TEST_F(KernelsTest, TwoDimensionalGridsSeeTheirCoordinates) {
     for (int x = 0; x < width; ++x) ASSERT_EQ(m[y * width + x], static_cast<float>(x * 1000 + y)) << x << "," << y;
 }
 
-TEST_F(KernelsTest, ModuleVariablesAreInitialisedAndWritable) {
+TEST_P(KernelsTest, ModuleVariablesAreInitialisedAndWritable) {
   auto* counter = static_cast<int*>(module_->global("counter"));
   auto* coefficients = static_cast<float*>(module_->global("coefficients"));
   EXPECT_EQ(coefficients[2], 3.0f);
@@ -132,7 +148,7 @@ TEST_F(KernelsTest, ModuleVariablesAreInitialisedAndWritable) {
   }));
 }
 
-TEST_F(KernelsTest, BarriersSeparateTheStepsOfAReduction) {
+TEST_P(KernelsTest, BarriersSeparateTheStepsOfAReduction) {
   const int blocks = 3, threads = 256;
   std::vector<float> in(blocks * threads), out(blocks);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 17);
@@ -146,7 +162,7 @@ TEST_F(KernelsTest, BarriersSeparateTheStepsOfAReduction) {
   EXPECT_GE(module_->kernel("block_reduce").static_shared_bytes, 256u * 4);
 }
 
-TEST_F(KernelsTest, DynamicSharedMemoryFollowsTheStaticPart) {
+TEST_P(KernelsTest, DynamicSharedMemoryFollowsTheStaticPart) {
   std::vector<int> data(64);
   std::iota(data.begin(), data.end(), 100);
   ParameterBuffer parameters(module_->kernel("reverse_dynamic"));
@@ -155,7 +171,7 @@ TEST_F(KernelsTest, DynamicSharedMemoryFollowsTheStaticPart) {
   for (int i = 0; i < 64; ++i) ASSERT_EQ(data[i], 163 - i);
 }
 
-TEST_F(KernelsTest, PrintfReachesTheRuntime) {
+TEST_P(KernelsTest, PrintfReachesTheRuntime) {
   LoadedModule::printed().clear();
   ParameterBuffer parameters(module_->kernel("say_hello"));
   parameters.set(0, 42);
@@ -176,7 +192,7 @@ uint32_t bit_reverse(uint32_t value) {
   return result;
 }
 
-TEST_F(KernelsTest, IntegerArithmeticIsBitExact) {
+TEST_P(KernelsTest, IntegerArithmeticIsBitExact) {
   std::vector<int> a{7, -7, 123456789, INT32_MIN + 1, 0x7FFFFFFF, -1, 1 << 30, 99};
   std::vector<int> b{2, 2, -3, 7, 31, 33, 3, -100000};
   std::vector<int> out(8 * a.size());
@@ -216,7 +232,7 @@ float multiply_toward_zero(float x, float y) {
   return nearest;
 }
 
-TEST_F(KernelsTest, FloatArithmeticIsCorrectlyRounded) {
+TEST_P(KernelsTest, FloatArithmeticIsCorrectlyRounded) {
   std::vector<float> a{1.0f, -3.5f, 1e30f, 0.1f, -0.0f, 7.0f, 1.0f / 3.0f, 2.5e-3f};
   std::vector<float> b{3.0f, 0.7f, 3e-20f, 0.2f, 5.0f, -2.0f, 3.0f, 1e8f};
   std::vector<float> out(6 * a.size());
@@ -241,7 +257,7 @@ struct Float4 {
   float x, y, z, w;
 };
 
-TEST_F(KernelsTest, VectorAccessesAndLocalArrays) {
+TEST_P(KernelsTest, VectorAccessesAndLocalArrays) {
   std::vector<Float4> a(32);
   std::vector<float> table(16), out(32);
   for (int i = 0; i < 32; ++i) a[i] = {1.0f * i, 2.0f, 3.0f, 0.5f * i};
@@ -258,7 +274,7 @@ TEST_F(KernelsTest, VectorAccessesAndLocalArrays) {
   }
 }
 
-TEST_F(KernelsTest, ParameterLayoutFollowsAlignment) {
+TEST_P(KernelsTest, ParameterLayoutFollowsAlignment) {
   const KernelInfo& saxpy = module_->kernel("saxpy");
   ASSERT_EQ(saxpy.parameters.size(), 4u);
   EXPECT_EQ(saxpy.parameters[0].offset, 0u);
@@ -271,6 +287,56 @@ TEST_F(KernelsTest, ParameterLayoutFollowsAlignment) {
   EXPECT_EQ(calls.parameters[0].alignment, 8u);
   EXPECT_EQ(calls.parameters[1].offset, 32u);
 }
+
+TEST_P(KernelsTest, TiledMatrixMultiplyUsesTwoDimensionalSharedTiles) {
+  const int n = 40;
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>(i % 7) - 3.0f;
+    b[i] = static_cast<float>(i % 5) * 0.5f;
+  }
+  ParameterBuffer parameters(module_->kernel("tiled_matmul"));
+  parameters.set(0, a.data()).set(1, b.data()).set(2, c.data()).set(3, n);
+  module_->launch("tiled_matmul", {3, 3, 1}, {16, 16, 1}, parameters);
+  for (int row = 0; row < n; ++row) {
+    for (int column = 0; column < n; ++column) {
+      float sum = 0;
+      for (int k = 0; k < n; ++k) sum += a[row * n + k] * b[k * n + column];  // small integers: exact in any order
+      ASSERT_EQ(c[row * n + column], sum) << row << "," << column;
+    }
+  }
+}
+
+TEST_P(KernelsTest, HistogramCountsWithSharedAndGlobalAtomics) {
+  std::vector<unsigned char> data(5000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>((i * 37) ^ (i >> 3));
+  std::vector<unsigned> bins(256), expected(256);
+  for (unsigned char value : data) ++expected[value];
+  ParameterBuffer parameters(module_->kernel("histogram"));
+  parameters.set(0, data.data()).set(1, static_cast<int>(data.size())).set(2, bins.data());
+  module_->launch("histogram", {4, 1, 1}, {96, 1, 1}, parameters);
+  EXPECT_EQ(bins, expected);
+}
+
+TEST_P(KernelsTest, ScanWithBarriersInsideALoop) {
+  std::vector<int> data(128);
+  for (int i = 0; i < 128; ++i) data[i] = (i * 7) % 11 - 5;
+  std::vector<int> expected(128);
+  std::partial_sum(data.begin(), data.end(), expected.begin());
+  ParameterBuffer parameters(module_->kernel("inclusive_scan"));
+  parameters.set(0, data.data());
+  module_->launch("inclusive_scan", {1, 1, 1}, {128, 1, 1}, parameters, 128 * sizeof(int));
+  EXPECT_EQ(data, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::ValuesIn(kernel_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param.substr(info.param.find_last_of('/') + 1);
+                           name = name.substr(0, name.find('.'));
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace xcuda::ptx::testing

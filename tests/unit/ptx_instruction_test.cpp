@@ -134,7 +134,7 @@ TEST(PtxInstructions, FloatToIntegerConversionsRoundAndSaturate) {
       {-0.4f, 0, 0, -1, 0, 0, 0, 0},
       {1e10f, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, UINT32_MAX, 10000000000, INT32_MAX},
       {-1e10f, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, 0, -10000000000, INT32_MIN},
-      {nan, 0, 0, 0, 0, 0, 0, 0},
+      {nan, 0, 0, 0, 0, 0, INT64_MIN, 0},  // NaN into 64 bits is 0x80…0 (H200)
       {1e-40f, 0, 0, 0, 1, 0, 0, 0},
   };
   for (const Case& c : cases) {
@@ -209,11 +209,15 @@ TEST(PtxInstructions, IntegerDivisionNeverTraps) {
                   "\tdiv.u32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+16], %r3;\n"
                   "\trem.u32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+24], %r3;\n");
   ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  // Division by zero as an H200 answers it: all ones, quotient and remainder alike.
   Slots out = snippet.run({word(17), word(0)});
   EXPECT_EQ(static_cast<uint32_t>(out[0]), 0xFFFFFFFFu);
-  EXPECT_EQ(static_cast<int32_t>(out[1]), 17);
+  EXPECT_EQ(static_cast<uint32_t>(out[1]), 0xFFFFFFFFu);
   EXPECT_EQ(static_cast<uint32_t>(out[2]), 0xFFFFFFFFu);
-  EXPECT_EQ(static_cast<int32_t>(out[3]), 17);
+  EXPECT_EQ(static_cast<uint32_t>(out[3]), 0xFFFFFFFFu);
+  out = snippet.run({word(-17), word(0)});
+  EXPECT_EQ(static_cast<uint32_t>(out[0]), 0xFFFFFFFFu);
+  EXPECT_EQ(static_cast<uint32_t>(out[1]), 0xFFFFFFFFu);
   out = snippet.run({word(INT32_MIN), word(-1)});
   EXPECT_EQ(static_cast<int32_t>(out[0]), INT32_MIN);
   EXPECT_EQ(static_cast<int32_t>(out[1]), 0);
@@ -239,6 +243,35 @@ TEST(PtxInstructions, MinAndMaxHandleNaNAndSignedZeros) {
   EXPECT_EQ(out[1], bits(0.0f));
   out = snippet.run({bits(nan), bits(nan)});
   EXPECT_EQ(out[0], 0x7FFFFFFFu);  // the canonical NaN
+}
+
+// NaN results recorded on an NVIDIA H200 (driver 580): f32 and f16 results are the canonical
+// NaN, f64 results keep x86's behaviour, and conversions to integers follow their own rule.
+TEST(PtxInstructions, NaNResultsMatchAnH200) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n"
+                  "\tld.global.f64 %fd1, [%rd1+16];\n\tld.global.f64 %fd2, [%rd1+24];\n"
+                  "\tadd.f32 %f3, %f1, 0f40000000;\n\tst.global.f32 [%rd2], %f3;\n"
+                  "\tsqrt.rn.f32 %f3, 0fC0A00000;\n\tst.global.f32 [%rd2+4], %f3;\n"
+                  "\tabs.f32 %f3, %f2;\n\tst.global.f32 [%rd2+8], %f3;\n"
+                  "\tneg.f32 %f3, %f1;\n\tst.global.f32 [%rd2+12], %f3;\n"
+                  "\tmin.f64 %fd3, %fd1, %fd2;\n\tst.global.f64 [%rd2+16], %fd3;\n"
+                  "\tsqrt.rn.f64 %fd3, 0dBFF0000000000000;\n\tst.global.f64 [%rd2+24], %fd3;\n"
+                  "\tcvt.rzi.s32.f64 %r1, %fd1;\n\tst.global.u32 [%rd2+32], %r1;\n"
+                  "\tcvt.rzi.s32.f32 %r1, %f1;\n\tst.global.u32 [%rd2+36], %r1;\n"
+                  "\tcvt.rzi.u64.f32 %rd3, %f1;\n\tst.global.u64 [%rd2+40], %rd3;\n"
+                  "\tcvt.rn.f16.f32 %rs1, %f1;\n\tst.global.b16 [%rd2+48], %rs1;\n"
+                  "\tcvt.rn.f32.f64 %f3, %fd2;\n\tst.global.f32 [%rd2+52], %f3;\n"
+                  "\tadd.f64 %fd3, %fd1, 0d4000000000000000;\n\tst.global.f64 [%rd2+56], %fd3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({0x7FC00001u, 0xFFA00000u, 0x7FF8000000000001ull, 0xFFF4000000000002ull});
+  EXPECT_EQ(out[0], 0x7FFFFFFF'7FFFFFFFull);  // add and sqrt
+  EXPECT_EQ(out[1], 0xFFC00001'7FE00000ull);  // neg keeps the payload, abs quiets
+  EXPECT_EQ(out[2], 0xFFFC000000000002ull);   // min.f64 of two NaNs: the signalling one, quieted
+  EXPECT_EQ(out[3], 0xFFF8000000000000ull);
+  EXPECT_EQ(out[4], 0x00000000'80000000ull);  // f64 → s32 gives 0x80000000, f32 → s32 gives 0
+  EXPECT_EQ(out[5], 0x8000000000000000ull);
+  EXPECT_EQ(out[6], 0xFFE00000'00007FFFull);
+  EXPECT_EQ(out[7], 0x7FF8000000000001ull);
 }
 
 TEST(PtxInstructions, FlushToZeroAndSaturation) {
@@ -392,6 +425,34 @@ TEST(PtxInstructions, PackingSharedAddressesAndGuards) {
   EXPECT_EQ(out[4], 11u);
   out = snippet.run({2, 0});
   EXPECT_EQ(out[4], 22u);
+}
+
+TEST(PtxInstructions, ModuleVariablesWithInitialisersAndAddresses) {
+  LoadedModule module(".version 9.0\n.target sm_80\n.address_size 64\n"
+                      ".global .align 1 .b8 message[4] = {65, 66, 67, 0};\n"
+                      ".global .align 8 .u64 table[2] = {generic(message), message+2};\n"
+                      ".const .align 4 .f32 values[3] = {1.5, 0f40000000, -2.5};\n"
+                      ".global .align 8 .f64 wide = 0d4000000000000000;\n"
+                      ".global .align 4 .s32 numbers[4] = {-1, 0x10, {7}};\n"
+                      ".visible .entry read(.param .u64 out)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<6>;\n\t.reg .f32 %f<3>;\n"
+                      "\tld.param.u64 %rd1, [out];\n\tld.global.u64 %rd2, [table+8];\n\tld.u8 %r1, [%rd2];\n"
+                      "\tst.global.u32 [%rd1], %r1;\n\tld.const.f32 %f1, [values+8];\n\tst.global.f32 [%rd1+4], %f1;\n"
+                      "\tld.global.f64 %rd3, [wide];\n\tst.global.u64 [%rd1+8], %rd3;\n"
+                      "\tld.global.s32 %r2, [numbers+8];\n\tst.global.u32 [%rd1+16], %r2;\n\tret;\n}\n");
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  auto* table = static_cast<const char* const*>(module.global("table"));
+  auto* message = static_cast<const char*>(module.global("message"));
+  EXPECT_EQ(table[0], message);
+  EXPECT_EQ(table[1], message + 2);
+  EXPECT_EQ(static_cast<const float*>(module.global("values"))[0], 1.5f);
+  std::array<uint32_t, 6> out{};
+  ParameterBuffer parameters(module.kernel("read"));
+  parameters.set(0, out.data());
+  module.launch("read", {1, 1, 1}, {1, 1, 1}, parameters);
+  EXPECT_EQ(out[0], static_cast<uint32_t>('C'));
+  EXPECT_EQ(std::bit_cast<float>(out[1]), -2.5f);
+  EXPECT_EQ(out[2] | (static_cast<uint64_t>(out[3]) << 32), bits(2.0));
+  EXPECT_EQ(out[4], 7u);
 }
 
 TEST(PtxInstructions, SpecialRegistersDescribeTheThread) {

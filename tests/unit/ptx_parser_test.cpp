@@ -60,7 +60,7 @@ TEST(PtxParser, ReadsNvccOutput) {
 
   size_t entries = 0, functions = 0;
   for (const auto& function : module.functions) (function.is_entry ? entries : functions) += 1;
-  EXPECT_EQ(entries, 12u);
+  EXPECT_EQ(entries, 15u);
   EXPECT_EQ(functions, 3u);  // cube, make_pair, and the vprintf prototype
 
   const Function* make_pair = find_function(module, "_Z9make_pair4Pairi");

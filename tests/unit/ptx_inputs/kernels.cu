@@ -1,4 +1,5 @@
-// Kernels for ptx_execution_test. kernels.ptx is this file compiled by nvcc 13:
+// Kernels for ptx_execution_test. kernels.ptx is this file compiled by nvcc 13 (the tests also
+// compile it with other flags at build time when nvcc is present):
 //   nvcc -ptx -arch=sm_80 kernels.cu -o kernels.ptx
 #include <cstdio>
 
@@ -109,4 +110,42 @@ extern "C" __global__ void vectors_and_locals(float4* a, const float* __restrict
   q.w *= 2.0f;
   a[threadIdx.x] = q;
   out[threadIdx.x] = local[(threadIdx.x * 7) & 15];
+}
+
+#define TILE 16
+extern "C" __global__ void tiled_matmul(const float* a, const float* b, float* c, int n) {
+  __shared__ float a_tile[TILE][TILE], b_tile[TILE][TILE];
+  int row = blockIdx.y * TILE + threadIdx.y, column = blockIdx.x * TILE + threadIdx.x;
+  float sum = 0;
+  for (int t = 0; t < (n + TILE - 1) / TILE; ++t) {
+    int ak = t * TILE + threadIdx.x, bk = t * TILE + threadIdx.y;
+    a_tile[threadIdx.y][threadIdx.x] = (row < n && ak < n) ? a[row * n + ak] : 0.0f;
+    b_tile[threadIdx.y][threadIdx.x] = (column < n && bk < n) ? b[bk * n + column] : 0.0f;
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k) sum += a_tile[threadIdx.y][k] * b_tile[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < n && column < n) c[row * n + column] = sum;
+}
+
+extern "C" __global__ void histogram(const unsigned char* data, int n, unsigned* bins) {
+  __shared__ unsigned local[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) local[i] = 0;
+  __syncthreads();
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomicAdd(&local[data[i]], 1u);
+  __syncthreads();
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) atomicAdd(&bins[i], local[i]);
+}
+
+extern "C" __global__ void inclusive_scan(int* data) {
+  extern __shared__ int values[];
+  int t = threadIdx.x;
+  values[t] = data[t];
+  for (int offset = 1; offset < blockDim.x; offset <<= 1) {
+    __syncthreads();
+    int addend = t >= offset ? values[t - offset] : 0;
+    __syncthreads();
+    values[t] += addend;
+  }
+  data[t] = values[t];
 }
