@@ -1,6 +1,8 @@
 #include "src/api.h"
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
 
 #include "runtime/context.h"
 
@@ -80,6 +82,15 @@ runtime::Stream* resolve_stream(const char* function, CUstream handle, bool per_
     return nullptr;
   }
   return reinterpret_cast<runtime::Stream*>(handle);
+}
+
+CUresult read_image_file(const char* function, const char* path, std::string& contents) {
+  if (!path) return fail(function, CUDA_ERROR_INVALID_VALUE, "path is null");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return fail(function, CUDA_ERROR_FILE_NOT_FOUND, std::string("cannot open ") + path);
+  contents.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  contents.push_back('\0');
+  return CUDA_SUCCESS;
 }
 
 }  // namespace xcuda::api

@@ -12,6 +12,8 @@
 #include "runtime/log.h"
 #include "runtime/status.h"
 
+#include <string>
+
 #define XCUDA_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace xcuda::api {
@@ -39,6 +41,9 @@ runtime::Stream* resolve_stream(const char* function, CUstream handle, bool per_
 // A CUfunction, or a CUkernel passed where a CUfunction is expected (CUDA 12 allows it),
 // as the function in the calling thread's context.
 CUresult resolve_function(const char* function, CUfunction handle, runtime::Function*& result);
+
+// The whole file at `path`, with a NUL appended so PTX text in it is a safe C string.
+CUresult read_image_file(const char* function, const char* path, std::string& contents);
 
 }  // namespace xcuda::api
 

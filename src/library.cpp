@@ -1,8 +1,5 @@
 // Libraries and kernels: the context-independent loading API that cudart 12+ registers its
 // fatbins with. A CUkernel stands for the same kernel in every context.
-#include <fstream>
-#include <iterator>
-
 #include "src/api.h"
 
 #include "runtime/library.h"
@@ -83,11 +80,9 @@ XCUDA_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* path
                                             CUlibraryOption* library_options,
                                             void** library_values,
                                             unsigned int library_option_count) {
-  XCUDA_REQUIRE(path, CUDA_ERROR_INVALID_VALUE, "path is null");
-  std::ifstream file(path, std::ios::binary);
-  XCUDA_REQUIRE(file, CUDA_ERROR_FILE_NOT_FOUND, std::string("cannot open ") + path);
-  std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  contents.push_back('\0');
+  std::string contents;
+  if (CUresult status = api::read_image_file(__func__, path, contents); status != CUDA_SUCCESS)
+    return status;
   return load(__func__, library, contents.data(), path, jit_option_count, jit_options,
               jit_values, library_option_count, library_options, library_values);
 }

@@ -1,6 +1,4 @@
 // Modules: loading images (fatbins, PTX), looking up kernels and global variables.
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "src/api.h"
@@ -54,11 +52,9 @@ XCUDA_EXPORT CUresult cuModuleLoad(CUmodule* result, const char* path) {
   CUresult status;
   Context* context = api::current_context(__func__, status);
   if (!context) return status;
-  std::ifstream file(path, std::ios::binary);
-  XCUDA_REQUIRE(file, CUDA_ERROR_FILE_NOT_FOUND, std::string("cannot open ") + path);
-  // A trailing NUL makes PTX text safe to scan as a C string.
-  std::string contents((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  contents.push_back('\0');
+  std::string contents;
+  if (CUresult status = api::read_image_file(__func__, path, contents); status != CUDA_SUCCESS)
+    return status;
   return finish_load(__func__, result, Module::load(*context, contents.data(), path));
 }
 
