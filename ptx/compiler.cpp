@@ -37,7 +37,7 @@ void parse(Compilation& compilation) { compilation.syntax = parse_module(compila
 void check(Compilation& compilation) { check_module(compilation.syntax, compilation.diagnostics); }
 
 void lay_out(Compilation& compilation) {
-  compilation.shared = lay_out_shared_memory(compilation.syntax);
+  compilation.shared = lay_out_shared_memory(compilation.syntax, compilation.diagnostics);
   compilation.info = describe_module(compilation.syntax, compilation.shared);
 }
 
@@ -62,7 +62,12 @@ void host_runtime_services(Compilation& compilation) {
   }
 }
 
-void host_block_functions(Compilation& compilation) { host::form_block_functions(*compilation.ir, compilation.diagnostics); }
+void host_block_functions(Compilation& compilation) {
+  auto stack_bytes = host::form_block_functions(*compilation.ir, compilation.diagnostics);
+  for (KernelInfo& kernel : compilation.info.kernels)
+    if (auto found = stack_bytes.find(kernel.name); found != stack_bytes.end())
+      kernel.host_stack_bytes_per_thread = static_cast<uint32_t>(std::min<uint64_t>(found->second, UINT32_MAX));
+}
 
 void host_target_machine(Compilation& compilation) {
   compilation.machine = host::create_target_machine(compilation.options.optimization_level, compilation.diagnostics);

@@ -31,10 +31,14 @@ struct KernelInfo {
   std::string name;                        // the .entry name, also its symbol in the object
   std::vector<ParameterInfo> parameters;   // in declaration order
   uint32_t parameter_buffer_size = 0;      // bytes, including padding
-  uint32_t static_shared_bytes = 0;        // .shared variables this kernel can reach
+  uint32_t static_shared_bytes = 0;        // the module's .shared variables (see host_abi.h)
   uint32_t local_bytes_per_thread = 0;     // .local storage, an estimate for cuFuncGetAttribute
   uint32_t max_threads_per_block = 0;      // from .maxntid/.reqntid; 0 when the PTX sets none
   uint32_t required_block[3] = {0, 0, 0};  // .reqntid, zeros when absent
+  // Host target: a kernel with barriers keeps its per-thread state (registers live across a
+  // barrier, .local arrays) on the stack of the thread running the block function, this many
+  // bytes (plus 4) per thread of the block; 0 for kernels without barriers.
+  uint32_t host_stack_bytes_per_thread = 0;
 };
 
 // A module-scope .global or .const variable: the object defines a symbol of this name.

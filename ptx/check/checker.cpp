@@ -1,25 +1,16 @@
 #include "check/checker.h"
 
+#include <charconv>
 #include <map>
 #include <string>
 #include <unordered_map>
 
 #include "check/instruction_set.h"
 #include "check/qualifiers.h"
+#include "check/special_registers.h"
 
 namespace xcuda::ptx {
 namespace {
-
-constexpr SpecialRegister special_registers[] = {
-    {"tid", true, 32},        {"ntid", true, 32},       {"ctaid", true, 32},
-    {"nctaid", true, 32},     {"laneid", false, 32},    {"warpid", false, 32},
-    {"nwarpid", false, 32},   {"smid", false, 32},      {"nsmid", false, 32},
-    {"gridid", false, 64},    {"clock", false, 32},     {"clock64", false, 64},
-    {"lanemask_eq", false, 32}, {"lanemask_le", false, 32}, {"lanemask_lt", false, 32},
-    {"lanemask_ge", false, 32}, {"lanemask_gt", false, 32}, {"dynamic_smem_size", false, 32},
-    {"total_smem_size", false, 32}, {"globaltimer", false, 64}, {"globaltimer_lo", false, 32},
-    {"globaltimer_hi", false, 32},
-};
 
 // Instructions whose data operands may be wider registers than the instruction type.
 bool allows_wider_registers(std::string_view opcode) {
@@ -54,8 +45,6 @@ ScalarType widened(ScalarType type) {
     default: return type;
   }
 }
-
-class FunctionChecker;
 
 class ModuleChecker {
  public:
@@ -148,9 +137,10 @@ class FunctionChecker {
       auto found = scope->register_ranges.find(prefix);
       if (found == scope->register_ranges.end()) continue;
       std::string_view number = std::string_view(operand.name).substr(digits);
-      if (number.size() > 1 && number[0] == '0') continue;
-      uint64_t index = std::stoull(std::string(number.substr(0, 10)));
-      if (index >= function_.declarations[found->second]->register_count) continue;
+      if (number.size() > 1 && number[0] == '0') continue;  // %r01 is not %r1
+      uint64_t index = 0;
+      auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), index);
+      if (error != std::errc() || index >= function_.declarations[found->second]->register_count) continue;
       operand.resolution = Operand::Resolution::register_;
       operand.declaration = found->second;
       operand.register_index = static_cast<uint32_t>(index);
@@ -205,7 +195,9 @@ class FunctionChecker {
   void check(Instruction& instruction) {
     const InstructionSignature* signature = find_instruction(instruction.opcode);
     if (signature == nullptr) {
-      error(instruction.location, "unknown instruction '" + instruction.opcode + "'");
+      error(instruction.location, is_later_ptx_instruction(instruction.opcode)
+                                      ? "'" + instruction.opcode + "' is not supported yet"
+                                      : "unknown instruction '" + instruction.opcode + "'");
       return;
     }
     if (instruction.guard) {
@@ -264,7 +256,7 @@ class FunctionChecker {
   void check_operand(Instruction& instruction, Operand& operand, char letter, bool is_first) {
     using Kind = Operand::Kind;
     if (letter == 'a') {
-      if (operand.kind != Kind::address) {
+      if (operand.kind != Kind::address || !operand.elements.empty()) {
         error(operand.location, "expected an address [...]");
         return;
       }
@@ -493,16 +485,6 @@ void ModuleChecker::run() {
 
 }  // namespace
 
-const SpecialRegister* find_special_register(std::string_view name) {
-  for (const auto& special : special_registers)
-    if (special.name == name) return &special;
-  return nullptr;
-}
-
-bool check_module(Module& module, DiagnosticSink& diagnostics) {
-  bool had_errors = diagnostics.has_errors();
-  ModuleChecker(module, diagnostics).run();
-  return had_errors || !diagnostics.has_errors();
-}
+void check_module(Module& module, DiagnosticSink& diagnostics) { ModuleChecker(module, diagnostics).run(); }
 
 }  // namespace xcuda::ptx

@@ -8,15 +8,6 @@
 
 namespace xcuda::ptx {
 
-struct SpecialRegister {
-  std::string_view name;     // without the leading %
-  bool has_components;       // %tid.x, %ntid.y …
-  uint32_t bits;             // 32 or 64
-};
-
-const SpecialRegister* find_special_register(std::string_view name);
-
-// Returns false when it reported at least one error.
-bool check_module(Module& module, DiagnosticSink& diagnostics);
+void check_module(Module& module, DiagnosticSink& diagnostics);
 
 }  // namespace xcuda::ptx

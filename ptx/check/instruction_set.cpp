@@ -14,6 +14,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"subc", type_group | carry_group, "ttt", ""},
     {"mul", float_math | width_group, "wtt", ""},
     {"mad", float_math | width_group | carry_group, "wttw", ""},
+    {"madc", type_group | width_group | carry_group, "wttw", ""},
     {"mul24", type_group | width_group, "ttt", ""},
     {"mad24", type_group | width_group | saturate_group, "tttt", ""},
     {"fma", float_math, "tttt", ""},
@@ -85,7 +86,23 @@ constexpr InstructionSignature instruction_set[] = {
     {"redux", type_group | barrier_group | atomic_operation_group, "***", ""},
 };
 
+constexpr std::string_view later_instructions[] = {
+    "set", "slct", "sad", "dp4a", "dp2a", "bmsk", "szext", "fns", "istypep", "tex", "tld4",
+    "txq", "suld", "sust", "sured", "suq", "ldmatrix", "stmatrix", "movmatrix", "mma", "wmma", "wgmma",
+    "cp", "mbarrier", "mapa", "getctarank", "elect", "griddepcontrol", "setmaxnreg", "stacksave",
+    "stackrestore", "alloca", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
+    "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4",
+    "vabsdiff4", "vmin4", "vmax4", "vset4", "multimem", "tensormap", "applypriority", "discard",
+    "createpolicy", "prefetchu", "cctl", "pmevent", "clusterlaunchcontrol", "tcgen05",
+};
+
 }  // namespace
+
+bool is_later_ptx_instruction(std::string_view opcode) {
+  for (std::string_view name : later_instructions)
+    if (name == opcode) return true;
+  return false;
+}
 
 const InstructionSignature* find_instruction(std::string_view opcode) {
   for (const auto& signature : instruction_set)

@@ -47,4 +47,8 @@ struct InstructionSignature {
 
 const InstructionSignature* find_instruction(std::string_view opcode);
 
+// PTX instructions this compiler does not know yet, so that using one is reported as
+// unsupported rather than unknown.
+bool is_later_ptx_instruction(std::string_view opcode);
+
 }  // namespace xcuda::ptx

@@ -28,8 +28,12 @@ constexpr std::pair<std::string_view, Operation> operations[] = {
 };
 
 constexpr std::string_view cache_words[] = {"ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc"};
-constexpr std::string_view ordering_words[] = {"relaxed", "acquire", "release", "acq_rel", "sc",
-                                               "cta", "gpu", "sys", "cluster", "weak", "mmio"};
+constexpr std::pair<std::string_view, MemoryOrder> orders[] = {
+    {"relaxed", MemoryOrder::relaxed}, {"acquire", MemoryOrder::acquire}, {"release", MemoryOrder::release},
+    {"acq_rel", MemoryOrder::acquire_release}, {"sc", MemoryOrder::sequential},
+};
+// Scopes: every scope is the whole process on the host.
+constexpr std::string_view scope_words[] = {"cta", "gpu", "sys", "cluster", "weak", "mmio"};
 constexpr std::string_view barrier_words[] = {"sync", "arrive", "red", "aligned", "all", "any",
                                               "ballot", "popc", "uni", "warp", "cta", "and", "or"};
 
@@ -112,7 +116,13 @@ bool apply(std::string_view word, uint32_t groups, Qualifiers& qualifiers) {
   if (allowed(cache_group) && (contains(cache_words, word) || word.starts_with("L1::") ||
                                word.starts_with("L2::") || word == "L2"))
     return true;
-  if (allowed(ordering_group) && contains(ordering_words, word)) return true;
+  if (allowed(ordering_group)) {
+    if (auto order = lookup(orders, word)) {
+      qualifiers.order = *order;
+      return true;
+    }
+    if (contains(scope_words, word)) return true;
+  }
   if (allowed(barrier_group) && contains(barrier_words, word)) {
     qualifiers.other.emplace_back(word);
     return true;

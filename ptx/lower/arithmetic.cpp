@@ -4,6 +4,7 @@
 
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
+#include "lower/module_lowering.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -14,9 +15,15 @@ ScalarType type_of_instruction(const Instruction& instruction) { return instruct
 
 bool flushes(const Instruction& instruction) { return instruction.qualifiers.ftz; }
 
-// Finishes a float result: saturation, then flushing, then the store.
+// Finishes a computed float result: saturation, the GPU's NaN, flushing, then the store.
 void write_float_result(FunctionLowering& lowering, const Instruction& instruction, Value* value) {
   if (instruction.qualifiers.saturate) value = saturate_float(lowering, value);
+  value = canonicalize_nan(lowering, value);
+  write_float(lowering, instruction.operands[0], value, type_of_instruction(instruction), flushes(instruction));
+}
+
+// Finishes abs, neg and copysign, which only touch the sign bit and keep NaN payloads.
+void write_sign_result(FunctionLowering& lowering, const Instruction& instruction, Value* value) {
   write_float(lowering, instruction.operands[0], value, type_of_instruction(instruction), flushes(instruction));
 }
 
@@ -131,7 +138,8 @@ void lower_fma(FunctionLowering& lowering, const Instruction& instruction) {
   write_float_result(lowering, instruction, result);
 }
 
-void lower_mad(FunctionLowering& lowering, const Instruction& instruction) {
+// mad, and madc which also adds the carry flag.
+void lower_multiply_add(FunctionLowering& lowering, const Instruction& instruction, bool with_carry_in) {
   ScalarType type = type_of_instruction(instruction);
   if (is_float(type)) {
     lower_fma(lowering, instruction);  // mad.f32 and mad.rn are fused on every target we accept
@@ -146,14 +154,25 @@ void lower_mad(FunctionLowering& lowering, const Instruction& instruction) {
     lowering.write(instruction.operands[0], builder.CreateBinaryIntrinsic(llvm::Intrinsic::sadd_sat, product, addend), result_type);
     return;
   }
-  if (instruction.qualifiers.carry_out) {
-    Value* sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, product, addend);
-    builder.CreateStore(builder.CreateExtractValue(sum, 1), lowering.carry_flag());
-    lowering.write(instruction.operands[0], builder.CreateExtractValue(sum, 0), result_type);
+  if (!with_carry_in && !instruction.qualifiers.carry_out) {
+    lowering.write(instruction.operands[0], builder.CreateAdd(product, addend), result_type);
     return;
   }
-  lowering.write(instruction.operands[0], builder.CreateAdd(product, addend), result_type);
+  Value* sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, product, addend);
+  Value* result = builder.CreateExtractValue(sum, 0);
+  Value* carry = builder.CreateExtractValue(sum, 1);
+  if (with_carry_in) {
+    Value* carry_in = builder.CreateZExt(builder.CreateLoad(builder.getInt1Ty(), lowering.carry_flag()), result->getType());
+    Value* second = builder.CreateBinaryIntrinsic(llvm::Intrinsic::uadd_with_overflow, result, carry_in);
+    result = builder.CreateExtractValue(second, 0);
+    carry = builder.CreateOr(carry, builder.CreateExtractValue(second, 1));
+  }
+  if (instruction.qualifiers.carry_out) builder.CreateStore(carry, lowering.carry_flag());
+  lowering.write(instruction.operands[0], result, result_type);
 }
+
+void lower_mad(FunctionLowering& lowering, const Instruction& instruction) { lower_multiply_add(lowering, instruction, false); }
+void lower_madc(FunctionLowering& lowering, const Instruction& instruction) { lower_multiply_add(lowering, instruction, true); }
 
 // mul24/mad24: the product of the low 24 bits of each operand; .hi takes bits 16..47.
 void lower_multiply_24(FunctionLowering& lowering, const Instruction& instruction, bool add) {
@@ -177,8 +196,8 @@ void lower_multiply_24(FunctionLowering& lowering, const Instruction& instructio
 void lower_mul24(FunctionLowering& lowering, const Instruction& instruction) { lower_multiply_24(lowering, instruction, false); }
 void lower_mad24(FunctionLowering& lowering, const Instruction& instruction) { lower_multiply_24(lowering, instruction, true); }
 
-// Division by zero and INT_MIN / -1 trap on x86, but are defined on the GPU: the quotient of
-// x / 0 is all ones, the remainder x % 0 is x, and INT_MIN / -1 wraps.
+// Division by zero and INT_MIN / -1 trap on x86, but are defined on the GPU (measured on an
+// H200): x / 0 and x % 0 are all ones for every x, INT_MIN / -1 wraps and INT_MIN % -1 is 0.
 void lower_integer_division(FunctionLowering& lowering, const Instruction& instruction, bool remainder) {
   auto& builder = lowering.builder();
   ScalarType type = type_of_instruction(instruction);
@@ -201,7 +220,7 @@ void lower_integer_division(FunctionLowering& lowering, const Instruction& instr
   if (remainder) {
     result = is_signed(type) ? builder.CreateSRem(dividend, safe_divisor) : builder.CreateURem(dividend, safe_divisor);
     // x % 1 is 0, which is also INT_MIN % -1; only x % 0 needs fixing.
-    result = builder.CreateSelect(by_zero, dividend, result);
+    result = builder.CreateSelect(by_zero, all_ones, result);
   } else {
     result = is_signed(type) ? builder.CreateSDiv(dividend, safe_divisor) : builder.CreateUDiv(dividend, safe_divisor);
     // x / 1 is x, which is also INT_MIN / -1; only x / 0 needs fixing.
@@ -226,7 +245,16 @@ void lower_abs(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   if (is_float(type)) {
     auto sources = float_sources(lowering, instruction);
-    write_float_result(lowering, instruction, builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, sources[0]));
+    Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, sources[0]);
+    if (magnitude->getType()->getScalarType()->isFloatTy()) {
+      // abs.f32 quiets a signalling NaN (measured); setting the quiet bit of a quiet NaN or of
+      // a number that is not NaN would be wrong, hence the select.
+      Value* quieted = builder.CreateBitCast(
+          builder.CreateOr(builder.CreateBitCast(magnitude, builder.getInt32Ty()), builder.getInt32(0x00400000)),
+          magnitude->getType());
+      magnitude = builder.CreateSelect(builder.CreateFCmpUNO(magnitude, magnitude), quieted, magnitude);
+    }
+    write_sign_result(lowering, instruction, magnitude);
     return;
   }
   Value* value = lowering.read(instruction.operands[1], type);
@@ -238,10 +266,25 @@ void lower_neg(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   if (is_float(type)) {
     auto sources = float_sources(lowering, instruction);
-    write_float_result(lowering, instruction, builder.CreateFNeg(sources[0]));
+    write_sign_result(lowering, instruction, builder.CreateFNeg(sources[0]));
     return;
   }
   lowering.write(instruction.operands[0], builder.CreateNeg(lowering.read(instruction.operands[1], type)), type);
+}
+
+// When both operands are NaN: f32 gives the canonical NaN; f64 (measured on an H200) gives the
+// signalling operand quieted, a signalling a first, else a.
+Value* both_nan_result(FunctionLowering& lowering, Value* a, Value* b) {
+  auto& builder = lowering.builder();
+  if (!a->getType()->getScalarType()->isDoubleTy()) return canonical_nan(a->getType());
+  llvm::Type* integer = builder.getInt64Ty();
+  const uint64_t quiet_bit = 1ull << 51;
+  Value* a_bits = builder.CreateBitCast(a, integer);
+  Value* b_bits = builder.CreateBitCast(b, integer);
+  Value* a_signalling = builder.CreateICmpEQ(builder.CreateAnd(a_bits, quiet_bit), builder.getInt64(0));
+  Value* b_signalling = builder.CreateICmpEQ(builder.CreateAnd(b_bits, quiet_bit), builder.getInt64(0));
+  Value* chosen = builder.CreateSelect(builder.CreateAnd(builder.CreateNot(a_signalling), b_signalling), b_bits, a_bits);
+  return builder.CreateBitCast(builder.CreateOr(chosen, quiet_bit), a->getType());
 }
 
 // PTX min/max: a NaN operand yields the other one (both NaN: the canonical NaN), -0 is below +0;
@@ -268,7 +311,7 @@ void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, b
   Value* result = builder.CreateSelect(a_wins, a, b);
   Value* a_nan = builder.CreateFCmpUNO(a, a);
   Value* b_nan = builder.CreateFCmpUNO(b, b);
-  Value* nan = canonical_nan(lowering, a->getType());
+  Value* nan = canonical_nan(a->getType());
   bool propagate_nan = std::find(instruction.qualifiers.other.begin(), instruction.qualifiers.other.end(), "NaN") !=
                        instruction.qualifiers.other.end();
   if (propagate_nan) {
@@ -276,7 +319,7 @@ void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, b
   } else {
     result = builder.CreateSelect(b_nan, a, result);
     result = builder.CreateSelect(a_nan, b, result);
-    result = builder.CreateSelect(builder.CreateAnd(a_nan, b_nan), nan, result);
+    result = builder.CreateSelect(builder.CreateAnd(a_nan, b_nan), both_nan_result(lowering, a, b), result);
   }
   write_float_result(lowering, instruction, result);
 }
@@ -327,10 +370,25 @@ void lower_cos(FunctionLowering& lowering, const Instruction& instruction) { low
 void lower_lg2(FunctionLowering& lowering, const Instruction& instruction) { lower_approximate(lowering, instruction, llvm::Intrinsic::log2); }
 void lower_ex2(FunctionLowering& lowering, const Instruction& instruction) { lower_approximate(lowering, instruction, llvm::Intrinsic::exp2); }
 
+// tanh.approx: the C library's tanhf is within a few ulp, far inside the documented 2^-11.
+void lower_tanh(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  if (type != ScalarType::f32) {
+    lowering.error(instruction.location, "tanh." + std::string(name_of(type)) + " is not supported yet");
+    return;
+  }
+  auto sources = float_sources(lowering, instruction);
+  llvm::FunctionCallee tanh = lowering.module().target().getOrInsertFunction("tanhf", builder.getFloatTy(), builder.getFloatTy());
+  auto* result = builder.CreateCall(tanh, {sources[0]});
+  result->setDoesNotAccessMemory();
+  write_float_result(lowering, instruction, result);
+}
+
 // copysign d, a, b: b's magnitude with a's sign.
 void lower_copysign(FunctionLowering& lowering, const Instruction& instruction) {
   auto sources = float_sources(lowering, instruction);
-  write_float_result(lowering, instruction, lowering.builder().CreateBinaryIntrinsic(llvm::Intrinsic::copysign, sources[1], sources[0]));
+  write_sign_result(lowering, instruction, lowering.builder().CreateBinaryIntrinsic(llvm::Intrinsic::copysign, sources[1], sources[0]));
 }
 
 }  // namespace
@@ -342,6 +400,7 @@ void add_arithmetic_lowerings(LoweringTable& table) {
   table["subc"] = lower_subc;
   table["mul"] = lower_mul;
   table["mad"] = lower_mad;
+  table["madc"] = lower_madc;
   table["mul24"] = lower_mul24;
   table["mad24"] = lower_mad24;
   table["fma"] = lower_fma;
@@ -358,6 +417,7 @@ void add_arithmetic_lowerings(LoweringTable& table) {
   table["cos"] = lower_cos;
   table["lg2"] = lower_lg2;
   table["ex2"] = lower_ex2;
+  table["tanh"] = lower_tanh;
   table["copysign"] = lower_copysign;
 }
 

@@ -1,4 +1,6 @@
 // setp (with the optional .and/.or/.xor combining predicate and the p|q pair) and selp.
+#include <llvm/IR/Intrinsics.h>
+
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 
@@ -95,11 +97,36 @@ void lower_selp(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], lowering.builder().CreateSelect(condition, a, b), type);
 }
 
+// testp.op p, a: classifies a float.
+void lower_testp(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = instruction.qualifiers.types[0];
+  if (instruction.qualifiers.other.size() != 1 || (type != ScalarType::f32 && type != ScalarType::f64)) {
+    lowering.error(instruction.location, "testp needs one test and .f32 or .f64");
+    return;
+  }
+  const std::string& test = instruction.qualifiers.other[0];
+  Value* value = read_float(lowering, instruction.operands[1], type, false);
+  Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, value);
+  llvm::Type* float_type = value->getType();
+  Value* infinity = llvm::ConstantFP::getInfinity(float_type);
+  Value* smallest_normal = llvm::ConstantFP::get(float_type, type == ScalarType::f32 ? 0x1p-126 : 0x1p-1022);
+  Value* result;
+  if (test == "finite") result = builder.CreateFCmpOLT(magnitude, infinity);
+  else if (test == "infinite") result = builder.CreateFCmpOEQ(magnitude, infinity);
+  else if (test == "number") result = builder.CreateFCmpORD(value, value);
+  else if (test == "notanumber") result = builder.CreateFCmpUNO(value, value);
+  else if (test == "normal") result = builder.CreateAnd(builder.CreateFCmpOGE(magnitude, smallest_normal), builder.CreateFCmpOLT(magnitude, infinity));
+  else result = builder.CreateAnd(builder.CreateFCmpOLT(magnitude, smallest_normal), builder.CreateFCmpONE(magnitude, llvm::ConstantFP::get(float_type, 0.0)));
+  lowering.write(instruction.operands[0], result, ScalarType::pred);
+}
+
 }  // namespace
 
 void add_comparison_lowerings(LoweringTable& table) {
   table["setp"] = lower_setp;
   table["selp"] = lower_selp;
+  table["testp"] = lower_testp;
 }
 
 }  // namespace xcuda::ptx

@@ -72,11 +72,17 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
       return;
     }
     Value* value = read_float(lowering, input, source, qualifiers.ftz);
+    Value* is_nan = builder.CreateFCmpUNO(value, value);
     value = builder.CreateUnaryIntrinsic(*intrinsic, value);
-    // Out-of-range values saturate and NaN becomes 0, exactly what the .sat conversions do.
+    // Out-of-range values saturate, as fptosi.sat does. NaN (measured on an H200) becomes 0
+    // from f32 into 32 bits or fewer, and the lowest value's bit pattern (0x80…0) otherwise.
+    llvm::Type* integer = lowering.type_of(destination);
     auto conversion = is_signed(destination) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    value = builder.CreateIntrinsic(conversion, {lowering.type_of(destination), value->getType()}, {value});
-    lowering.write(output, value, destination);
+    value = builder.CreateIntrinsic(conversion, {integer, value->getType()}, {value});
+    uint32_t bits = bit_width(destination);
+    bool nan_is_zero = source != ScalarType::f64 && bits <= 32;
+    Value* nan_result = llvm::ConstantInt::get(integer, nan_is_zero ? llvm::APInt::getZero(bits) : llvm::APInt::getSignMask(bits));
+    lowering.write(output, builder.CreateSelect(is_nan, nan_result, value), destination);
     return;
   }
 
@@ -119,6 +125,9 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
     }
   }
   if (qualifiers.saturate) result = saturate_float(lowering, result);
+  // Narrowing to a 16-bit float yields the canonical NaN (measured); f32 and f64 keep the
+  // truncated payload as x86 does.
+  if (bit_width(destination) == 16 && float_source) result = canonicalize_nan(lowering, result);
   write_float(lowering, output, result, destination, qualifiers.ftz);
 }
 

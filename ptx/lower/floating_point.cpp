@@ -89,11 +89,17 @@ llvm::Value* saturate_float(FunctionLowering& lowering, llvm::Value* value) {
   return builder.CreateSelect(builder.CreateFCmpOLT(positive, one), positive, one);
 }
 
-llvm::Value* canonical_nan(FunctionLowering& lowering, llvm::Type* type) {
+llvm::Value* canonical_nan(llvm::Type* type) {
   const auto& semantics = type->getScalarType()->getFltSemantics();
   llvm::APInt bits = llvm::APInt::getAllOnes(llvm::APFloat::getSizeInBits(semantics));
   bits.clearSignBit();
   return llvm::ConstantFP::get(type, llvm::APFloat(semantics, bits));
+}
+
+llvm::Value* canonicalize_nan(FunctionLowering& lowering, llvm::Value* value) {
+  if (value->getType()->getScalarType()->isDoubleTy()) return value;
+  auto& builder = lowering.builder();
+  return builder.CreateSelect(builder.CreateFCmpUNO(value, value), canonical_nan(value->getType()), value);
 }
 
 llvm::Type* arithmetic_type(FunctionLowering& lowering, ScalarType type) {

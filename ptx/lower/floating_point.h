@@ -21,7 +21,11 @@ llvm::Value* with_rounding(FunctionLowering& lowering, Rounding rounding, std::s
 llvm::Value* flush_subnormal(FunctionLowering& lowering, llvm::Value* value);
 // Clamps to [0, 1], NaN to +0 (.sat on float instructions).
 llvm::Value* saturate_float(FunctionLowering& lowering, llvm::Value* value);
-llvm::Value* canonical_nan(FunctionLowering& lowering, llvm::Type* type);
+llvm::Value* canonical_nan(llvm::Type* type);
+// NVIDIA GPUs (measured on an H200) return the canonical NaN 0x7FFFFFFF from every f32 and f16
+// operation whose result is NaN, where x86 propagates payloads or returns 0xFFC00000. f64
+// results match x86 and pass through.
+llvm::Value* canonicalize_nan(FunctionLowering& lowering, llvm::Value* value);
 
 // f16x2 and bf16x2 live in 32-bit registers; float arithmetic works on them as two-lane vectors.
 llvm::Type* arithmetic_type(FunctionLowering& lowering, ScalarType type);

@@ -54,6 +54,10 @@ void FunctionLowering::allocate_storage() {
         break;  // allocated on first use
       case StateSpace::local:
       case StateSpace::param: {
+        if (declaration.size_in_bytes() > max_local_bytes) {
+          error(declaration.location, "'" + declaration.name + "' is larger than " + std::to_string(max_local_bytes) + " bytes");
+          break;
+        }
         auto* storage = builder_.CreateAlloca(llvm::ArrayType::get(builder_.getInt8Ty(), declaration.size_in_bytes()),
                                               nullptr, declaration.name);
         storage->setAlignment(llvm::Align(std::max<uint32_t>(declaration.effective_alignment(), 1)));
@@ -163,28 +167,28 @@ llvm::Value* FunctionLowering::declaration_pointer(uint32_t declaration) {
   auto found = variables_.find(declaration);
   if (found != variables_.end()) return found->second;
   const VariableDeclaration& variable = *function_.declarations[declaration];
-  if (variable.space == StateSpace::shared) {
-    const auto& layout = module_.shared_layout();
-    uint32_t offset = variable.unsized_array ? layout.dynamic_offset : layout.offsets.at(&variable);
-    return builder_.CreateConstGEP1_32(builder_.getInt8Ty(), shared_base(), offset, variable.name);
-  }
+  if (variable.space == StateSpace::shared) return shared_variable_pointer(variable);
+  // Storage that could not be allocated has been reported already.
   return llvm::PoisonValue::get(builder_.getPtrTy());
 }
 
-// The pointer a variable, parameter or function name stands for.
-static bool is_shared_name(const Operand& operand, const VariableDeclaration& declaration) {
-  return operand.resolution != Operand::Resolution::function && declaration.space == StateSpace::shared;
+const VariableDeclaration& FunctionLowering::variable_of(const Operand& operand) const {
+  if (operand.resolution == Operand::Resolution::local_variable) return *function_.declarations[operand.declaration];
+  return module_.source().variables[operand.declaration];
 }
 
-llvm::Value* FunctionLowering::name_address(const Operand& operand) {
+llvm::Value* FunctionLowering::shared_variable_pointer(const VariableDeclaration& variable) {
+  const SharedLayout& layout = module_.shared_layout();
+  uint32_t offset = variable.unsized_array ? layout.dynamic_offset : layout.offsets.at(&variable);
+  return builder_.CreateConstGEP1_32(builder_.getInt8Ty(), shared_base(), offset, variable.name);
+}
+
+llvm::Value* FunctionLowering::name_pointer(const Operand& operand) {
   using Resolution = Operand::Resolution;
   if (operand.resolution == Resolution::function) return module_.function(operand.declaration);
   if (operand.resolution == Resolution::local_variable) return declaration_pointer(operand.declaration);
-  const VariableDeclaration& variable = module_.source().variables[operand.declaration];
   if (llvm::GlobalVariable* global = module_.variable(operand.declaration)) return global;
-  const auto& layout = module_.shared_layout();
-  uint32_t offset = variable.unsized_array ? layout.dynamic_offset : layout.offsets.count(&variable) ? layout.offsets.at(&variable) : 0;
-  return builder_.CreateConstGEP1_32(builder_.getInt8Ty(), shared_base(), offset, variable.name);
+  return shared_variable_pointer(variable_of(operand));
 }
 
 llvm::Value* FunctionLowering::immediate(const Operand& operand, ScalarType type) {
@@ -234,11 +238,8 @@ llvm::Value* FunctionLowering::read(const Operand& operand, ScalarType type) {
     return llvm::PoisonValue::get(target);
   } else {
     // A variable's or function's address: an offset for .shared, a host address otherwise.
-    bool shared = operand.resolution != Resolution::function &&
-                  is_shared_name(operand, operand.resolution == Resolution::local_variable
-                                              ? *function_.declarations[operand.declaration]
-                                              : module_.source().variables[operand.declaration]);
-    llvm::Value* pointer = name_address(operand);
+    bool shared = operand.resolution != Resolution::function && variable_of(operand).space == StateSpace::shared;
+    llvm::Value* pointer = name_pointer(operand);
     llvm::Value* address = shared ? builder_.CreatePtrDiff(builder_.getInt8Ty(), pointer, shared_base())
                                   : builder_.CreatePtrToInt(pointer, builder_.getInt64Ty());
     value = convert_bits(address, target, false);
@@ -273,7 +274,7 @@ llvm::Value* FunctionLowering::address(const Operand& operand, StateSpace space)
     base = space == StateSpace::shared ? builder_.CreateGEP(byte, shared_base(), value)
                                        : builder_.CreateIntToPtr(value, builder_.getPtrTy());
   } else {
-    base = name_address(operand);
+    base = name_pointer(operand);
   }
   if (operand.offset == 0) return base;
   return builder_.CreateGEP(byte, base, builder_.getInt64(static_cast<uint64_t>(operand.offset)));

@@ -55,7 +55,9 @@ class FunctionLowering {
   void allocate_storage();
   void lower_instruction(const Instruction& instruction);
   llvm::Value* register_pointer(const Operand& operand);
-  llvm::Value* name_address(const Operand& operand);
+  const VariableDeclaration& variable_of(const Operand& operand) const;
+  llvm::Value* shared_variable_pointer(const VariableDeclaration& variable);
+  llvm::Value* name_pointer(const Operand& operand);  // what a variable or function name points at
   llvm::Value* immediate(const Operand& operand, ScalarType type);
   llvm::Value* convert_bits(llvm::Value* value, llvm::Type* target, bool sign_extend);
 

@@ -21,8 +21,14 @@ inline constexpr const char* shared_base = "xcuda.shared_base";  // ptr (ptr con
 inline constexpr const char* barrier = "xcuda.barrier";          // void (ptr context, i32 id)
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 
-// Named metadata listing the kernels (.entry functions): each is `void (ptr context, ptr
-// parameters)` and reads its parameters at the offsets of lay_out_parameters().
+// Function attribute marking a PTX .extern .func (vprintf, __assertfail, malloc …): the target
+// provides it or reports it missing. Other declarations are C library functions the lowering
+// calls on purpose (tanhf).
+inline constexpr const char* external_function_attribute = "xcuda-ptx-external";
+
+// Named metadata listing the kernels (.entry functions) as {function, PTX name}: each is
+// `void (ptr context, ptr parameters)` and reads its parameters at the offsets of
+// lay_out_parameters().
 inline constexpr const char* kernels_metadata = "xcuda.kernels";
 
 }  // namespace xcuda::ptx::intrinsics

@@ -7,23 +7,29 @@ namespace {
 
 uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
-void place(SharedLayout& layout, uint64_t& cursor, const VariableDeclaration& variable) {
+void place(SharedLayout& layout, uint64_t& cursor, const VariableDeclaration& variable, DiagnosticSink& diagnostics) {
   if (variable.space != StateSpace::shared || variable.unsized_array) return;
   cursor = align_up(cursor, std::max<uint32_t>(1, variable.effective_alignment()));
+  uint64_t size = variable.size_in_bytes();
+  if (size > max_shared_bytes || cursor + size > max_shared_bytes) {
+    diagnostics.error(variable.location, "'" + variable.name + "' takes the module's .shared variables beyond " +
+                                             std::to_string(max_shared_bytes) + " bytes");
+    return;
+  }
   layout.offsets[&variable] = static_cast<uint32_t>(cursor);
-  cursor += variable.size_in_bytes();
+  cursor += size;
 }
 
 }  // namespace
 
-SharedLayout lay_out_shared_memory(const Module& module) {
+SharedLayout lay_out_shared_memory(const Module& module, DiagnosticSink& diagnostics) {
   SharedLayout layout;
   uint64_t cursor = 0;
-  for (const auto& variable : module.variables) place(layout, cursor, variable);
+  for (const auto& variable : module.variables) place(layout, cursor, variable, diagnostics);
   for (const auto& function : module.functions)
     for (const auto& statement : function.body)
-      if (const auto* variable = std::get_if<VariableDeclaration>(&statement)) place(layout, cursor, *variable);
-  layout.static_bytes = static_cast<uint32_t>(std::min<uint64_t>(cursor, UINT32_MAX));
+      if (const auto* variable = std::get_if<VariableDeclaration>(&statement)) place(layout, cursor, *variable, diagnostics);
+  layout.static_bytes = static_cast<uint32_t>(cursor);
   layout.dynamic_offset = static_cast<uint32_t>(align_up(layout.static_bytes, 16));
   return layout;
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "compiler.h"
+#include "diagnostics.h"
 #include "parse/ast.h"
 
 namespace xcuda::ptx {
@@ -25,7 +26,12 @@ struct ParameterLayout {
   uint32_t size = 0;
 };
 
-SharedLayout lay_out_shared_memory(const Module& module);
+// The most shared memory a block can have on any current GPU, and the most .local memory a
+// thread can have; larger declarations are reported.
+inline constexpr uint64_t max_shared_bytes = 228 * 1024;
+inline constexpr uint64_t max_local_bytes = 512 * 1024;
+
+SharedLayout lay_out_shared_memory(const Module& module, DiagnosticSink& diagnostics);
 ParameterLayout lay_out_parameters(const std::vector<VariableDeclaration>& parameters);
 
 // What the runtime needs to know about the module, without looking at any code.

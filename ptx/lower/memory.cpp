@@ -13,6 +13,20 @@ using llvm::Value;
 
 uint32_t element_bytes(ScalarType type) { return type == ScalarType::pred ? 1 : bit_width(type) / 8; }
 
+// ld/st with .relaxed, .acquire or .release are atomic accesses another thread may be
+// waiting on: they must neither tear nor be cached in a register across a loop.
+llvm::AtomicOrdering atomic_ordering(MemoryOrder order) {
+  switch (order) {
+    case MemoryOrder::unspecified: return llvm::AtomicOrdering::NotAtomic;
+    case MemoryOrder::relaxed: return llvm::AtomicOrdering::Monotonic;
+    case MemoryOrder::acquire: return llvm::AtomicOrdering::Acquire;
+    case MemoryOrder::release: return llvm::AtomicOrdering::Release;
+    case MemoryOrder::acquire_release: return llvm::AtomicOrdering::AcquireRelease;
+    case MemoryOrder::sequential: return llvm::AtomicOrdering::SequentiallyConsistent;
+  }
+  return llvm::AtomicOrdering::NotAtomic;
+}
+
 // The operands a vector access names: {a, b, …} or the single register.
 std::vector<const Operand*> elements_of(const Operand& operand) {
   std::vector<const Operand*> elements;
@@ -35,6 +49,13 @@ void lower_load(FunctionLowering& lowering, const Instruction& instruction) {
   for (size_t index = 0; index < elements.size(); ++index) {
     Value* element_pointer = index == 0 ? pointer : builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, index * size);
     auto* load = builder.CreateAlignedLoad(value_type, element_pointer, llvm::Align(size), qualifiers.volatile_access);
+    if (qualifiers.order != MemoryOrder::unspecified && size <= 8) {
+      // Loads cannot release; a release load is ill-formed PTX but must not crash us.
+      auto ordering = atomic_ordering(qualifiers.order);
+      if (ordering == llvm::AtomicOrdering::Release || ordering == llvm::AtomicOrdering::AcquireRelease)
+        ordering = llvm::AtomicOrdering::Acquire;
+      load->setAtomic(ordering);
+    }
     lowering.write(*elements[index], load, type);
   }
 }
@@ -48,7 +69,14 @@ void lower_store(FunctionLowering& lowering, const Instruction& instruction) {
   auto elements = elements_of(instruction.operands[1]);
   for (size_t index = 0; index < elements.size(); ++index) {
     Value* element_pointer = index == 0 ? pointer : builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, index * size);
-    builder.CreateAlignedStore(lowering.read(*elements[index], type), element_pointer, llvm::Align(size), qualifiers.volatile_access);
+    llvm::Value* value = lowering.read(*elements[index], type);
+    auto* store = builder.CreateAlignedStore(value, element_pointer, llvm::Align(size), qualifiers.volatile_access);
+    if (qualifiers.order != MemoryOrder::unspecified && size <= 8) {
+      auto ordering = atomic_ordering(qualifiers.order);
+      if (ordering == llvm::AtomicOrdering::Acquire || ordering == llvm::AtomicOrdering::AcquireRelease)
+        ordering = llvm::AtomicOrdering::Release;
+      store->setAtomic(ordering);
+    }
   }
 }
 

@@ -23,15 +23,34 @@ llvm::Function* ModuleLowering::intrinsic(const std::string& name, llvm::Type* r
   return function;
 }
 
+// The bits one number occupies in an element of `type`.
+static uint64_t element_bits(const InitialValue& value, ScalarType type) {
+  if (value.kind == InitialValue::Kind::integer) return value.integer;
+  // A 0f literal keeps its exact bits in an f32 or integer element.
+  if (value.float_is_single && (type == ScalarType::f32 || !is_float(type))) return value.integer;
+  double number = value.float_is_single ? std::bit_cast<float>(static_cast<uint32_t>(value.integer)) : value.floating;
+  if (!is_float(type)) return static_cast<uint64_t>(static_cast<int64_t>(number));
+  if (type == ScalarType::f64) return std::bit_cast<uint64_t>(number);
+  llvm::APFloat converted(number);
+  bool lost = false;
+  const auto& semantics = type == ScalarType::f32    ? llvm::APFloat::IEEEsingle()
+                          : type == ScalarType::bf16 ? llvm::APFloat::BFloat()
+                                                     : llvm::APFloat::IEEEhalf();
+  converted.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+  return converted.bitcastToAPInt().getZExtValue();
+}
+
 // Lays the initial values out byte by byte; an address becomes a relocated 64-bit field.
 llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variable) {
   llvm::LLVMContext& context = target_.getContext();
   auto* byte = llvm::Type::getInt8Ty(context);
+  auto* address_type = llvm::Type::getInt64Ty(context);
   uint64_t size = variable.size_in_bytes();
   if (variable.initializer.empty()) return llvm::ConstantAggregateZero::get(llvm::ArrayType::get(byte, size));
   uint32_t element_bytes = variable.type == ScalarType::pred ? 1 : bit_width(variable.type) / 8;
   std::vector<llvm::Constant*> fields;
   std::vector<uint8_t> pending;
+  uint64_t written = 0;
   auto flush_bytes = [&] {
     if (pending.empty()) return;
     fields.push_back(llvm::ConstantDataArray::get(context, pending));
@@ -39,46 +58,26 @@ llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variabl
   };
   for (const InitialValue& value : variable.initializer) {
     if (value.kind == InitialValue::Kind::address) {
-      if (element_bytes != 8) {
-        diagnostics_.error(value.location, "an address needs a 64-bit element");
-        continue;
-      }
       llvm::Constant* base = target_.getNamedValue(value.symbol);
-      if (base == nullptr) {
-        diagnostics_.error(value.location, "'" + value.symbol + "' cannot be used in an initialiser");
+      if (element_bytes != 8 || base == nullptr) {
+        diagnostics_.error(value.location, element_bytes != 8 ? "an address needs a 64-bit element"
+                                                              : "'" + value.symbol + "' cannot be used in an initialiser");
         continue;
       }
       flush_bytes();
-      auto* address = llvm::ConstantExpr::getGetElementPtr(byte, base, llvm::ConstantInt::get(llvm::Type::getInt64Ty(context), value.offset));
-      fields.push_back(llvm::ConstantExpr::getPtrToInt(address, llvm::Type::getInt64Ty(context)));
+      auto* address = llvm::ConstantExpr::getGetElementPtr(byte, base, llvm::ConstantInt::get(address_type, value.offset));
+      fields.push_back(llvm::ConstantExpr::getPtrToInt(address, address_type));
+      written += 8;
       continue;
     }
-    uint64_t bits = value.integer;
-    if (value.kind == InitialValue::Kind::floating) {
-      if (variable.type == ScalarType::f64) {
-        bits = std::bit_cast<uint64_t>(value.floating);
-      } else if (is_float(variable.type)) {
-        llvm::APFloat converted(value.floating);
-        bool lost = false;
-        const auto& semantics = variable.type == ScalarType::f32 ? llvm::APFloat::IEEEsingle()
-                                : variable.type == ScalarType::bf16 ? llvm::APFloat::BFloat()
-                                                                     : llvm::APFloat::IEEEhalf();
-        converted.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
-        bits = converted.bitcastToAPInt().getZExtValue();
-      } else {
-        bits = static_cast<uint64_t>(static_cast<int64_t>(value.floating));
-      }
-      if (value.float_is_single && variable.type == ScalarType::f32) bits = value.integer;
-      else if (value.float_is_single && variable.type == ScalarType::f64)
-        bits = std::bit_cast<uint64_t>(static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(value.integer))));
-    } else if (is_float(variable.type)) {
+    if (value.kind == InitialValue::Kind::integer && is_float(variable.type)) {
       diagnostics_.error(value.location, "expected a float value for ." + std::string(name_of(variable.type)));
+      continue;
     }
+    uint64_t bits = element_bits(value, variable.type);
     for (uint32_t i = 0; i < element_bytes; ++i) pending.push_back(static_cast<uint8_t>(i < 8 ? bits >> (8 * i) : 0));
+    written += element_bytes;
   }
-  uint64_t written = 0;
-  for (auto* field : fields) written += field->getType()->isIntegerTy() ? 8 : llvm::cast<llvm::ArrayType>(field->getType())->getNumElements();
-  written += pending.size();
   pending.resize(pending.size() + (size > written ? size - written : 0), 0);
   flush_bytes();
   if (fields.size() == 1) return fields[0];
@@ -141,9 +140,13 @@ void ModuleLowering::declare_functions() {
       }
       size_t pointers = function.is_entry ? 2 : 1 + function.returns.size() + function.parameters.size();
       auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), std::vector<llvm::Type*>(pointers, pointer), false);
+      // Defined functions are internal and renamed so that no PTX name (say, a kernel called
+      // memset) can capture a call the code generator makes to the C library.
       auto linkage = function.has_body ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage;
-      auto* lowered = llvm::Function::Create(type, linkage, function.name, target_);
+      std::string name = function.has_body ? "xcuda.function." + function.name : function.name;
+      auto* lowered = llvm::Function::Create(type, linkage, name, target_);
       lowered->addFnAttr(llvm::Attribute::NoUnwind);
+      if (!function.has_body) lowered->addFnAttr(intrinsics::external_function_attribute);
       functions_[index] = lowered;
       by_name[function.name] = lowered;
     }
@@ -158,8 +161,10 @@ void ModuleLowering::run() {
     const Function& function = source_.functions[index];
     if (!function.has_body || !functions_[index]->empty()) continue;
     FunctionLowering(*this, function, functions_[index]).run();
-    if (function.is_entry)
-      kernels->addOperand(llvm::MDNode::get(target_.getContext(), llvm::ValueAsMetadata::get(functions_[index])));
+    if (function.is_entry) {
+      llvm::Metadata* fields[] = {llvm::ValueAsMetadata::get(functions_[index]), llvm::MDString::get(target_.getContext(), function.name)};
+      kernels->addOperand(llvm::MDNode::get(target_.getContext(), fields));
+    }
   }
 }
 

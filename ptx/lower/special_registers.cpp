@@ -1,6 +1,6 @@
 // Reads of special registers (%tid.x, %laneid, %clock64 …) become calls of the per-register
 // intrinsic, which the target defines.
-#include "check/checker.h"
+#include "check/special_registers.h"
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"

@@ -1,6 +1,7 @@
 #include "parse/ast.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace xcuda::ptx {
@@ -72,7 +73,11 @@ std::string_view name_of(StateSpace space) {
 
 uint64_t VariableDeclaration::size_in_bytes() const {
   uint64_t size = element_bytes();
-  for (uint64_t dimension : array_dimensions) size *= dimension;
+  for (uint64_t dimension : array_dimensions) {
+    // Saturates rather than wraps, so absurd sizes stay absurd and get reported.
+    if (dimension != 0 && size > UINT64_MAX / dimension) return UINT64_MAX;
+    size *= dimension;
+  }
   return size;
 }
 

@@ -105,6 +105,9 @@ enum class Comparison : uint8_t {
   none, eq, ne, lt, le, gt, ge, lo, ls, hi, hs,
   equ, neu, ltu, leu, gtu, geu, num, nan,
 };
+// The memory-consistency semantics of ld, st, atom, red and fence (.relaxed, .acquire …).
+enum class MemoryOrder : uint8_t { unspecified, relaxed, acquire, release, acquire_release, sequential };
+
 // setp's .and/.or/.xor, and the operation of atom/red.
 enum class Operation : uint8_t { none, and_, or_, xor_, add, min, max, inc, dec, exch, cas };
 
@@ -115,6 +118,7 @@ struct Qualifiers {
   Rounding rounding = Rounding::none;
   Comparison comparison = Comparison::none;
   Operation operation = Operation::none;
+  MemoryOrder order = MemoryOrder::unspecified;
   uint32_t vector_width = 1;
   bool ftz = false, saturate = false, approx = false, full = false;
   bool wide = false, low = false, high = false;
@@ -171,8 +175,8 @@ struct Function {
   std::array<uint32_t, 3> required_threads{0, 0, 0};  // .reqntid
   uint32_t min_blocks_per_multiprocessor = 0;
   std::vector<Statement> body;
-  // Filled by the checker: every declaration in the body, in order, so that operands can refer
-  // to them by index whatever scope they were declared in.
+  // Filled by the checker: the return values, the parameters, then every declaration in the
+  // body, in order, so that operands can refer to them by index whatever their scope.
   std::vector<const VariableDeclaration*> declarations;
 };
 

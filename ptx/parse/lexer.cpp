@@ -91,7 +91,9 @@ class Lexer {
       while (continues_identifier(peek())) advance();
       return make(TokenKind::identifier, begin, start);
     }
-    if (c == '.' && (starts_identifier(peek(1)) && peek(1) != '%')) {
+    // A modifier glued to a word may start with a digit: tex.1d, .2d.
+    bool glued = position_ > 0 && continues_identifier(source_[position_ - 1]) && is_digit(peek(1));
+    if (c == '.' && ((starts_identifier(peek(1)) && peek(1) != '%') || glued)) {
       advance();
       // `.shared::cta` and `.L2::evict_last` are single modifiers.
       while (continues_identifier(peek()) ||

@@ -77,6 +77,13 @@ class Parser {
     if (!accept_punctuation(symbol)) fail_expected(std::string("'") + symbol + "'");
   }
 
+  // Whether `second` starts exactly where `first` ends, with no blank between them.
+  static bool glued(const Token& first, const Token& second) {
+    return second.location.line == first.location.line &&
+           second.location.column == first.location.column + first.text.size();
+  }
+  bool next_is_glued() const { return position_ > 0 && glued(tokens_[position_ - 1], peek()); }
+
   // Where a missing ';' belongs: right after the previous token.
   SourceLocation end_of_previous_token() const {
     if (position_ == 0) return peek().location;
@@ -97,7 +104,11 @@ class Parser {
     fail_expected("';'");
   }
 
+  // Skips to just after the broken statement's ';'. A brace on the line where the problem was
+  // found belongs to the statement ({a, b} operands, initialisers); one on a later line opens
+  // or closes a block, and the statement is taken to end before it.
   void skip_past_statement() {
+    uint32_t line = peek().location.line;
     int depth = 0;
     while (!at_end()) {
       const Token& token = peek();
@@ -105,12 +116,12 @@ class Parser {
         next();
         return;
       }
-      if (token.is_punctuation('{') || token.is_punctuation('}')) {
-        if (depth == 0) return;
-        --depth;
-      }
-      if (token.is_punctuation('(') || token.is_punctuation('[')) ++depth;
-      if ((token.is_punctuation(')') || token.is_punctuation(']')) && depth > 0) --depth;
+      bool opens = token.is_punctuation('{') || token.is_punctuation('(') || token.is_punctuation('[');
+      bool closes = token.is_punctuation('}') || token.is_punctuation(')') || token.is_punctuation(']');
+      bool brace = token.is_punctuation('{') || token.is_punctuation('}');
+      if (brace && depth == 0 && (token.location.line != line || token.is_punctuation('}'))) return;
+      if (opens) ++depth;
+      if (closes && depth > 0) --depth;
       next();
     }
   }
@@ -385,6 +396,7 @@ class Parser {
       if (token.text == "generic") {
         expect_punctuation('(');
         if (peek().kind != TokenKind::identifier) fail_expected("a variable name");
+        value.location = peek().location;
         value.symbol = std::string(next().text);
         expect_punctuation(')');
       } else {
@@ -544,6 +556,9 @@ class Parser {
         expect_statement_end();
         return;
       }
+      if (word == ".callprototype" || word == ".alias") {
+        fail(token.location, "'" + std::string(word) + "' is not supported yet");
+      }
       for (auto& declaration : variable_declarations(/*at_module_scope=*/false))
         function.body.push_back(std::move(declaration));
       return;
@@ -576,9 +591,7 @@ class Parser {
     next();
     instruction.opcode = std::string(opcode.text);
     // Modifiers are glued to the opcode: `ld.global.f32`, never `ld .global`.
-    while (peek().kind == TokenKind::dot_word &&
-           peek().location.line == tokens_[position_ - 1].location.line &&
-           peek().location.column == tokens_[position_ - 1].location.column + tokens_[position_ - 1].text.size()) {
+    while (peek().kind == TokenKind::dot_word && next_is_glued()) {
       const Token& modifier = next();
       instruction.modifiers.push_back(Modifier{std::string(modifier.text.substr(1)), modifier.location});
     }
@@ -602,10 +615,8 @@ class Parser {
       return true;
     if (token.kind != TokenKind::identifier) return false;
     const Token& following = peek(1);
-    bool glued = following.location.line == token.location.line &&
-                 following.location.column == token.location.column + token.text.size();
     if (following.is_punctuation(':')) return true;
-    return glued && following.kind == TokenKind::dot_word && token.text[0] != '%';
+    return glued(token, following) && following.kind == TokenKind::dot_word && token.text[0] != '%';
   }
 
   Operand operand(int depth) {
@@ -662,8 +673,7 @@ class Parser {
     }
     result.name = std::string(value.text);
     // %tid.x: the component is glued to the name.
-    if (peek().kind == TokenKind::dot_word && peek().location.line == value.location.line &&
-        peek().location.column == value.location.column + value.text.size()) {
+    if (peek().kind == TokenKind::dot_word && next_is_glued()) {
       result.component = std::string(next().text.substr(1));
     }
     if (accept_punctuation('|')) {
@@ -696,6 +706,8 @@ class Parser {
       int64_t displacement = static_cast<int64_t>(integer_literal());
       result.offset += subtract ? -displacement : displacement;
     }
+    // Texture and surface instructions address [texture, {coordinates}].
+    while (accept_punctuation(',')) result.elements.push_back(operand(1));
   }
 
   std::vector<Token> tokens_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "ptx_object_loader.h"
 
@@ -34,17 +35,20 @@ std::vector<std::string> kernel_files() {
   return files;
 }
 
-class KernelsTest : public ::testing::TestWithParam<std::string> {
+// Each PTX file, compiled without optimisation and with the full O3 pipeline.
+using KernelsCase = std::tuple<std::string, int>;
+
+class KernelsTest : public ::testing::TestWithParam<KernelsCase> {
  protected:
   void SetUp() override {
     auto& loaded = modules()[GetParam()];
-    if (!loaded) loaded = std::make_unique<LoadedModule>(read_file(GetParam()));
+    if (!loaded) loaded = std::make_unique<LoadedModule>(read_file(std::get<0>(GetParam())), std::get<1>(GetParam()));
     module_ = loaded.get();
     ASSERT_TRUE(module_->ok()) << module_->diagnostics_text();
   }
 
-  static std::map<std::string, std::unique_ptr<LoadedModule>>& modules() {
-    static std::map<std::string, std::unique_ptr<LoadedModule>> cache;
+  static std::map<KernelsCase, std::unique_ptr<LoadedModule>>& modules() {
+    static std::map<KernelsCase, std::unique_ptr<LoadedModule>> cache;
     return cache;
   }
 
@@ -329,13 +333,14 @@ TEST_P(KernelsTest, ScanWithBarriersInsideALoop) {
   EXPECT_EQ(data, expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::ValuesIn(kernel_files()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param.substr(info.param.find_last_of('/') + 1);
+INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::Combine(::testing::ValuesIn(kernel_files()), ::testing::Values(0, 3)),
+                         [](const ::testing::TestParamInfo<KernelsCase>& info) {
+                           const std::string& path = std::get<0>(info.param);
+                           std::string name = path.substr(path.find_last_of('/') + 1);
                            name = name.substr(0, name.find('.'));
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name;
+                           return name + "_O" + std::to_string(std::get<1>(info.param));
                          });
 
 }  // namespace

@@ -387,6 +387,27 @@ TEST(PtxInstructions, CarryChainsAdd128Bits) {
   EXPECT_EQ(out[2], a - b);
 }
 
+TEST(PtxInstructions, ClassificationCarriesAndOrderedAccesses) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.u32 %r1, [%rd1+8];\n\tld.global.u32 %r2, [%rd1+12];\n"
+                  "\ttestp.subnormal.f32 %p1, %f1;\n\tselp.u32 %r3, 1, 0, %p1;\n\tst.global.u32 [%rd2], %r3;\n"
+                  "\ttestp.finite.f32 %p1, %f1;\n\tselp.u32 %r3, 1, 0, %p1;\n\tst.global.u32 [%rd2+4], %r3;\n"
+                  "\tmad.lo.cc.u32 %r4, %r1, %r2, %r1;\n\tmadc.hi.u32 %r5, %r1, %r2, 0;\n"
+                  "\tst.global.u32 [%rd2+8], %r4;\n\tst.global.u32 [%rd2+12], %r5;\n"
+                  "\tst.release.gpu.global.u32 [%rd2+16], %r1;\n\tld.acquire.gpu.global.u32 %r6, [%rd2+16];\n"
+                  "\tst.relaxed.sys.global.u32 [%rd2+20], %r6;\n"
+                  "\ttanh.approx.f32 %f2, 0f3F000000;\n\tst.global.f32 [%rd2+24], %f2;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  uint32_t a = 0xFFFFFFF0u, b = 0x12345u;
+  Slots out = snippet.run({bits(1e-40f), a | (static_cast<uint64_t>(b) << 32)});
+  EXPECT_EQ(out[0], 1ull | (1ull << 32));
+  uint64_t low = static_cast<uint64_t>(a) * b;
+  uint32_t low_sum = static_cast<uint32_t>(low) + a;
+  uint32_t carry = low_sum < a ? 1 : 0;
+  EXPECT_EQ(out[1], low_sum | (static_cast<uint64_t>(static_cast<uint32_t>(low >> 32) + carry) << 32));
+  EXPECT_EQ(out[2], a | (static_cast<uint64_t>(a) << 32));
+  EXPECT_NEAR(as_float(out[3]), std::tanh(0.5f), 1e-6f);
+}
+
 TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   Snippet snippet("\tatom.global.cas.b32 %r1, [%rd1], 5, 9;\n\tst.global.u32 [%rd2], %r1;\n"
                   "\tatom.global.exch.b32 %r1, [%rd1+8], 3;\n\tst.global.u32 [%rd2+8], %r1;\n"

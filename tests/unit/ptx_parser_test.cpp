@@ -3,6 +3,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "compiler.h"
 #include "parse/parser.h"
@@ -190,6 +191,19 @@ TEST(PtxParser, RandomlyCorruptedInputIsHandled) {
     CompileResult result = compile(corrupted, options);
     for (const auto& diagnostic : result.diagnostics) ASSERT_FALSE(diagnostic.message.empty());
   }
+}
+
+// The runtime compiles modules on several threads at once; results must not depend on it.
+TEST(PtxParser, CompilesConcurrentlyAndDeterministically) {
+  std::string text = read_input("kernels.ptx");
+  CompileOptions options;
+  CompileResult reference = compile(text, options);
+  ASSERT_TRUE(reference.ok());
+  std::vector<CompileResult> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) threads.emplace_back([&] { result = compile(text, options); });
+  for (auto& thread : threads) thread.join();
+  for (const auto& result : results) EXPECT_EQ(result.object, reference.object);
 }
 
 TEST(PtxParser, CompilesOtherNvccOutput) {

@@ -3,7 +3,7 @@
 set(xcuda_ptx_test_dir ${CMAKE_CURRENT_LIST_DIR})
 
 add_library(xcuda_ptx_test_loader STATIC ${xcuda_ptx_test_dir}/ptx_object_loader.cpp)
-target_link_libraries(xcuda_ptx_test_loader PUBLIC xcuda_ptx)
+target_link_libraries(xcuda_ptx_test_loader PUBLIC xcuda_ptx xcuda_llvm)
 xcuda_warnings(xcuda_ptx_test_loader)
 
 foreach(test ptx_lexer_test ptx_parser_test ptx_checker_test ptx_execution_test ptx_instruction_test)

@@ -167,13 +167,15 @@ uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
 
 }  // namespace
 
-std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, DiagnosticSink& diagnostics) {
+std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
+                                                DiagnosticSink& diagnostics) {
   llvm::Function* barrier = kernel.getParent()->getFunction(intrinsics::barrier);
   if (barrier == nullptr) return std::nullopt;
   BarrierReach reach(barrier);
   if (!reach.reaches(kernel)) return std::nullopt;
   if (!inline_barrier_paths(kernel, reach)) {
-    diagnostics.error(SourceLocation{0, 0}, "'" + kernel.getName().str() + "': a barrier inside a recursive function is not supported yet");
+    diagnostics.error(SourceLocation{0, 0}, "'" + std::string(kernel_name) +
+                                                "': a barrier inside a recursive function is not supported yet");
     return std::nullopt;
   }
   promote_registers(kernel);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "diagnostics.h"
 
@@ -27,6 +28,7 @@ struct ResumableKernel {
 };
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.
-std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, DiagnosticSink& diagnostics);
+std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
+                                                DiagnosticSink& diagnostics);
 
 }  // namespace xcuda::ptx::host

@@ -91,13 +91,14 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   builder.SetInsertPoint(done);
 }
 
-void form_block_function(llvm::Function& kernel, DiagnosticSink& diagnostics) {
+// Returns the per-thread stack bytes of a kernel with barriers, 0 otherwise.
+uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, DiagnosticSink& diagnostics) {
   llvm::Module& module = *kernel.getParent();
   llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> builder(context);
   auto* pointer = builder.getPtrTy();
   auto* type = llvm::FunctionType::get(builder.getVoidTy(), {pointer, pointer}, false);
-  std::string name = std::string(host_abi::block_symbol_prefix) + kernel.getName().str();
+  std::string name = std::string(host_abi::block_symbol_prefix) + kernel_name;
   auto* block = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   block->addFnAttr(llvm::Attribute::NoUnwind);
   Value* parameters = block->getArg(0);
@@ -111,7 +112,7 @@ void form_block_function(llvm::Function& kernel, DiagnosticSink& diagnostics) {
     argument->addAttr(llvm::Attribute::ReadOnly);
   }
 
-  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, diagnostics);
+  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
   auto* thread = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread");
@@ -135,18 +136,23 @@ void form_block_function(llvm::Function& kernel, DiagnosticSink& diagnostics) {
     kernel.eraseFromParent();
   }
   builder.CreateRetVoid();
+  return resumable ? resumable->storage_bytes_per_thread : 0;
 }
 
 }  // namespace
 
-void form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics) {
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics) {
+  std::unordered_map<std::string, uint64_t> stack_bytes;
   llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
-  if (kernels == nullptr) return;
-  std::vector<llvm::Function*> functions;
+  if (kernels == nullptr) return stack_bytes;
+  std::vector<std::pair<llvm::Function*, std::string>> entries;
   for (llvm::MDNode* node : kernels->operands())
-    functions.push_back(llvm::cast<llvm::Function>(llvm::cast<llvm::ValueAsMetadata>(node->getOperand(0))->getValue()));
-  for (llvm::Function* kernel : functions) form_block_function(*kernel, diagnostics);
+    entries.emplace_back(llvm::cast<llvm::Function>(llvm::cast<llvm::ValueAsMetadata>(node->getOperand(0))->getValue()),
+                         llvm::cast<llvm::MDString>(node->getOperand(1))->getString().str());
   kernels->eraseFromParent();
+  for (const auto& [kernel, name] : entries)
+    if (uint64_t bytes = form_block_function(*kernel, name, diagnostics)) stack_bytes[name] = bytes;
+  return stack_bytes;
 }
 
 }  // namespace xcuda::ptx::host

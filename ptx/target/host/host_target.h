@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "diagnostics.h"
@@ -23,8 +24,9 @@ namespace xcuda::ptx::host {
 std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes);
 
 // Wraps each kernel in its block function __xcuda_block_<name>(parameters, frame), which runs
-// every thread of the block; kernels with barriers are split into regions first.
-void form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics);
+// every thread of the block; kernels with barriers are split into regions first. Returns, per
+// kernel with barriers, the stack bytes its block function needs per thread.
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics);
 
 // nullptr and a diagnostic when the host has no usable LLVM target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);

@@ -1,6 +1,7 @@
 // The host's LLVM TargetMachine: the CPU we run on, its features, PIC, small code model.
 #include <mutex>
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>

@@ -126,10 +126,11 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
       define_assert_fail(*function);
       continue;
     }
-    if (!name.starts_with("xcuda.")) {
+    if (function->hasFnAttribute(intrinsics::external_function_attribute)) {
       missing.emplace_back(name);
       continue;
     }
+    if (!name.starts_with("xcuda.")) continue;  // a C library function
     llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", function));
     Value* context = function->getArg(0);
     if (name == intrinsics::shared_base) {

@@ -1,0 +1,17 @@
+// The special registers PTX code can read (%tid, %laneid, %clock64 …).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace xcuda::ptx {
+
+struct SpecialRegister {
+  std::string_view name;  // without the leading %
+  bool has_components;    // %tid.x, %ntid.y …
+  uint32_t bits;          // 32 or 64
+};
+
+const SpecialRegister* find_special_register(std::string_view name);
+
+}  // namespace xcuda::ptx
