@@ -1,6 +1,8 @@
 #include "runtime/backend.h"
 
 #include "runtime/environment.h"
+#include "runtime/hip/hip_library.h"
+#include "runtime/hip/hip_selection.h"
 #include "runtime/host/host_backend.h"
 #include "runtime/log.h"
 
@@ -9,13 +11,14 @@ namespace {
 
 std::unique_ptr<Backend> choose_backend() {
   const Environment& settings = environment();
-  if (settings.backend == BackendChoice::hip)
-    logger().warn("XCUDA_BACKEND=hip: the HIP backend is not built yet; using the host CPU");
-  HostBackendOptions options;
-  options.compute_major = settings.compute_major;
-  options.compute_minor = settings.compute_minor;
-  options.worker_count = settings.host_threads;
-  auto chosen = make_host_backend(options);
+  std::unique_ptr<Backend> chosen = hip::select_hip_backend(settings, hip::load_hip_library);
+  if (!chosen) {
+    HostBackendOptions options;
+    options.compute_major = settings.compute_major;
+    options.compute_minor = settings.compute_minor;
+    options.worker_count = settings.host_threads;
+    chosen = make_host_backend(options);
+  }
   logger().info("backend: {} ({} device)", chosen->name(), chosen->device_count());
   return chosen;
 }

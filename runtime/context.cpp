@@ -18,14 +18,47 @@ HandleRegistry<Stream>& live_streams() {
   return registry;
 }
 
+namespace {
+
+// Ids start at 1 so that 0 never names an object: zero-initialised output reads as unset.
+uint64_t next_id() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
+
 Stream::Stream(Context& context, std::unique_ptr<Queue> queue, bool blocking, int priority)
-    : context_(context), queue_(std::move(queue)), blocking_(blocking), priority_(priority) {}
+    : context_(context),
+      queue_(std::move(queue)),
+      blocking_(blocking),
+      priority_(priority),
+      id_(next_id()) {}
+
+std::optional<Stream::AttributeValue> Stream::attribute(int id) const {
+  std::lock_guard lock(attributes_mutex_);
+  auto found = attributes_.find(id);
+  if (found == attributes_.end()) return std::nullopt;
+  return found->second;
+}
+
+void Stream::set_attribute(int id, const AttributeValue& value) {
+  std::lock_guard lock(attributes_mutex_);
+  attributes_[id] = value;
+}
+
+void Stream::copy_attributes_from(const Stream& source) {
+  if (&source == this) return;
+  std::scoped_lock lock(attributes_mutex_, source.attributes_mutex_);
+  attributes_ = source.attributes_;
+  set_priority(source.priority());
+}
 
 bool Stream::is_legacy_default() const { return &context_.legacy_stream() == this; }
 
 Queue& Stream::order_for_new_work() {
   if (is_legacy_default()) {
-    for (Stream* other : context_.streams())
+    for (const auto& other : context_.streams())
       if (other->blocking()) queue_->wait_for(other->queue());
   } else if (blocking_) {
     queue_->wait_for(context_.legacy_stream().queue());
@@ -33,7 +66,7 @@ Queue& Stream::order_for_new_work() {
   return *queue_;
 }
 
-Context::Context(int device, unsigned flags) : device_(device), flags_(flags) {
+Context::Context(int device, unsigned flags) : device_(device), flags_(flags), id_(next_id()) {
   legacy_stream_ = std::make_unique<Stream>(*this, backend().create_queue(device), true, 0);
   live_streams().add(legacy_stream_.get());
   live_contexts().add(this);
@@ -54,15 +87,22 @@ Context::~Context() {
 Stream& Context::per_thread_stream() {
   // One stream per (thread, context); it lives as long as the context.
   thread_local std::map<const Context*, Stream*> per_thread;
+  // A context at the address of a destroyed one must not inherit that one's stream.
   auto found = per_thread.find(this);
-  if (found != per_thread.end() && live_streams().contains(found->second)) return *found->second;
+  if (found != per_thread.end() && live_streams().contains(found->second) &&
+      &found->second->context() == this)
+    return *found->second;
   Stream* stream = create_stream(true, 0).value();
   per_thread[this] = stream;
   return *stream;
 }
 
 Expected<Stream*> Context::create_stream(bool blocking, int priority) {
-  auto stream = std::make_unique<Stream>(*this, backend().create_queue(device_), blocking, priority);
+  auto queue = backend().create_queue(device_);
+  if (!queue)
+    return make_error(ErrorCode::invalid_context,
+                      "the backend has no queue for device " + std::to_string(device_));
+  auto stream = std::make_shared<Stream>(*this, std::move(queue), blocking, priority);
   Stream* result = stream.get();
   std::lock_guard lock(mutex_);
   streams_.push_back(std::move(stream));
@@ -71,7 +111,7 @@ Expected<Stream*> Context::create_stream(bool blocking, int priority) {
 }
 
 Status Context::destroy_stream(Stream* stream) {
-  std::unique_ptr<Stream> doomed;
+  std::shared_ptr<Stream> doomed;
   {
     std::lock_guard lock(mutex_);
     auto found = std::find_if(streams_.begin(), streams_.end(),
@@ -88,12 +128,31 @@ Status Context::destroy_stream(Stream* stream) {
   return {};
 }
 
-std::vector<Stream*> Context::streams() {
+std::vector<std::shared_ptr<Stream>> Context::streams() {
   std::lock_guard lock(mutex_);
-  std::vector<Stream*> result;
-  result.reserve(streams_.size());
-  for (auto& stream : streams_) result.push_back(stream.get());
-  return result;
+  return streams_;
+}
+
+std::optional<size_t> Context::limit(int which) const {
+  std::lock_guard lock(mutex_);
+  auto found = limits_.find(which);
+  if (found == limits_.end()) return std::nullopt;
+  return found->second;
+}
+
+void Context::set_limit(int which, size_t value) {
+  std::lock_guard lock(mutex_);
+  limits_[which] = value;
+}
+
+bool Context::enable_peer_access(uint64_t peer_id) {
+  std::lock_guard lock(mutex_);
+  return peers_.insert(peer_id).second;
+}
+
+bool Context::disable_peer_access(uint64_t peer_id) {
+  std::lock_guard lock(mutex_);
+  return peers_.erase(peer_id) != 0;
 }
 
 void Context::set_local(void* key, void* value, LocalDestructor destructor) {
@@ -115,7 +174,7 @@ void Context::remove_local(void* key) {
 
 Status Context::synchronize() {
   Status first = legacy_stream_->queue().synchronize();
-  for (Stream* stream : streams()) {
+  for (const auto& stream : streams()) {
     Status status = stream->queue().synchronize();
     if (first && !status) first = status;
   }

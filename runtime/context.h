@@ -6,11 +6,15 @@
 // reports it, as on a real GPU.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -21,6 +25,11 @@ namespace xcuda::runtime {
 
 class Context;
 
+// The stream priorities a context offers, as NVIDIA GPUs report them (lower is more urgent).
+// The host backend runs every priority alike.
+constexpr int least_stream_priority = 0;
+constexpr int greatest_stream_priority = -5;
+
 class Stream {
  public:
   // `blocking` streams order themselves against the context's legacy default stream.
@@ -29,8 +38,18 @@ class Stream {
   Context& context() const { return context_; }
   Queue& queue() const { return *queue_; }
   bool blocking() const { return blocking_; }
-  int priority() const { return priority_; }
+  int priority() const { return priority_.load(std::memory_order_relaxed); }
+  void set_priority(int priority) { priority_.store(priority, std::memory_order_relaxed); }
+  // Unique in the process for its lifetime, as cuStreamGetId promises.
+  uint64_t id() const { return id_; }
   bool is_legacy_default() const;
+
+  // Attributes set through cuStreamSetAttribute, kept as the API layer's opaque values: the
+  // host backend has no use for access-policy windows or memory synchronisation domains.
+  using AttributeValue = std::array<std::byte, 64>;
+  std::optional<AttributeValue> attribute(int id) const;
+  void set_attribute(int id, const AttributeValue& value);
+  void copy_attributes_from(const Stream& source);
 
   // Every enqueue goes through here so legacy-default-stream ordering holds: the legacy
   // stream waits for every blocking stream, and a blocking stream waits for the legacy stream.
@@ -40,7 +59,10 @@ class Stream {
   Context& context_;
   std::unique_ptr<Queue> queue_;
   bool blocking_;
-  int priority_;
+  std::atomic<int> priority_;
+  uint64_t id_;
+  mutable std::mutex attributes_mutex_;
+  std::map<int, AttributeValue> attributes_;  // guarded by attributes_mutex_
 };
 
 class Context {
@@ -51,15 +73,29 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   int device() const { return device_; }
-  unsigned flags() const { return flags_; }
-  void set_flags(unsigned flags) { flags_ = flags; }
+  unsigned flags() const { return flags_.load(std::memory_order_relaxed); }
+  void set_flags(unsigned flags) { flags_.store(flags, std::memory_order_relaxed); }
+  // Unique in the process for its lifetime, as cuCtxGetId promises.
+  uint64_t id() const { return id_; }
+
+  // Values of cuCtxSetLimit, keyed by the API's enumerators: kept and reported back, since the
+  // host device has no fixed-size stacks or FIFOs to resize.
+  std::optional<size_t> limit(int which) const;
+  void set_limit(int which, size_t value);
 
   Stream& legacy_stream() { return *legacy_stream_; }
   // The calling thread's per-thread default stream (cudaStreamPerThread).
   Stream& per_thread_stream();
   Expected<Stream*> create_stream(bool blocking, int priority);
   Status destroy_stream(Stream* stream);
-  std::vector<Stream*> streams();
+  // Shared so that a stream another thread destroys meanwhile stays valid for the caller.
+  std::vector<std::shared_ptr<Stream>> streams();
+
+  // Peer access this context has enabled to others (cuCtxEnablePeerAccess), by context id so
+  // that a destroyed peer's address, reused, does not inherit it. False when already enabled
+  // (enable) or not enabled (disable).
+  bool enable_peer_access(uint64_t peer_id);
+  bool disable_peer_access(uint64_t peer_id);
 
   // Values other libraries (cudart) attach to a context, destroyed with it. The destructor
   // receives the context, the key and the value.
@@ -76,10 +112,13 @@ class Context {
 
  private:
   int device_;
-  unsigned flags_;
+  std::atomic<unsigned> flags_;
+  uint64_t id_;
+  std::map<int, size_t> limits_;  // guarded by mutex_
+  std::set<uint64_t> peers_;      // guarded by mutex_
   std::unique_ptr<Stream> legacy_stream_;
   mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<std::shared_ptr<Stream>> streams_;
   std::optional<Error> fault_;
   struct LocalValue {
     void* value;

@@ -2,7 +2,10 @@
 // the log and replaced by the default; it never stops the application.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace xcuda::runtime {
 
@@ -15,11 +18,27 @@ struct Environment {
   int compute_minor = 6;
   BackendChoice backend = BackendChoice::automatic;  // XCUDA_BACKEND: auto|host|hip
   unsigned host_threads = 0;      // XCUDA_HOST_THREADS: workers for the host device, 0 = one per core
+  unsigned host_devices = 1;      // XCUDA_HOST_DEVICES: host devices sharing out the workers
+  // XCUDA_DEVICE_MAP, e.g. "0:1,1:0": CUDA ordinal → HIP ordinal, indexed by the CUDA ordinal.
+  // Devices it leaves out are hidden; empty means every HIP device in HIP's order.
+  std::vector<int> device_map;
+  bool cache_enabled = true;      // XCUDA_CACHE: 1|0
+  // XCUDA_CACHE_DIR; else $XDG_CACHE_HOME/xcuda, else $HOME/.cache/xcuda; empty when none is set.
+  std::string cache_directory;
+  uint64_t cache_max_bytes = uint64_t{1} << 30;  // XCUDA_CACHE_MAX_SIZE: bytes, or with K|M|G
+  bool trace = false;             // XCUDA_TRACE: 1|0, log every Driver API call
+  std::string dump_directory;     // XCUDA_DUMP_DIR: where each module's PTX and object go
+  // XCUDA_POOL_SIZE: bytes, or with K|M|G; the most freed device memory kept for reuse
+  uint64_t pool_bytes = uint64_t{1} << 30;
 
   // What was wrong with the environment, for the log once the logger exists.
   std::string problems;
 };
 
 const Environment& environment();
+
+// Reads "cuda:hip,cuda:hip…" into `map`: the CUDA ordinals must be 0…n-1, each once, and no HIP
+// ordinal may appear twice. Leaves `map` alone and returns false otherwise.
+bool parse_device_map(std::string_view text, std::vector<int>& map);
 
 }  // namespace xcuda::runtime

@@ -1,5 +1,8 @@
 #include "runtime/event.h"
 
+#include <atomic>
+#include <vector>
+
 namespace xcuda::runtime {
 
 HandleRegistry<Event>& live_events() {
@@ -9,92 +12,126 @@ HandleRegistry<Event>& live_events() {
 
 namespace {
 
-// A queue runs plain function pointers; these carry the event along.
+// A queue runs plain function pointers; this carries the event's state along.
 struct Marker {
-  Event* event;
+  std::shared_ptr<Event::State> state;
   uint64_t generation;
-  void (Event::*action)(uint64_t);
 };
 
-void run_marker(void* data) {
-  Marker* marker = static_cast<Marker*>(data);
-  (marker->event->*marker->action)(marker->generation);
-  delete marker;
+void reach_marker(void* data) {
+  std::unique_ptr<Marker> marker(static_cast<Marker*>(data));
+  marker->state->reach(marker->generation);
+}
+
+void wait_for_marker(void* data) {
+  std::unique_ptr<Marker> marker(static_cast<Marker*>(data));
+  marker->state->wait_until(marker->generation);
 }
 
 }  // namespace
 
-void Event::record(Stream& stream) {
-  uint64_t generation;
+void Event::State::reach(uint64_t generation) {
   {
-    std::lock_guard lock(mutex_);
-    generation = ++recorded_generation_;
-    ever_recorded_ = true;
+    std::lock_guard lock(mutex);
+    if (generation > reached_generation) {
+      reached_generation = generation;
+      timestamp = std::chrono::steady_clock::now();
+    }
   }
-  stream.order_for_new_work().host_function(run_marker, new Marker{this, generation, &Event::reach});
+  reached_changed.notify_all();
 }
 
-void Event::reach(uint64_t generation) {
-  std::lock_guard lock(mutex_);
-  if (generation > reached_generation_) {
-    reached_generation_ = generation;
-    timestamp_ = std::chrono::steady_clock::now();
-  }
-  reached_.notify_all();
+void Event::State::wait_until(uint64_t generation) {
+  std::unique_lock lock(mutex);
+  reached_changed.wait(lock, [&] { return reached_generation >= generation; });
+}
+
+Event::Event(Context& context, bool timing)
+    : context_(context), timing_(timing), state_(std::make_shared<State>()) {}
+
+uint64_t Event::next_generation() {
+  std::lock_guard lock(state_->mutex);
+  state_->ever_recorded = true;
+  return ++state_->recorded_generation;
+}
+
+uint64_t Event::last_generation() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->recorded_generation;
+}
+
+void Event::record(Stream& stream) {
+  stream.order_for_new_work().host_function(reach_marker, new Marker{state_, next_generation()});
+}
+
+namespace {
+
+// The marker of a context-wide record: reached when the last of its queues gets there.
+struct Countdown {
+  Marker marker;
+  std::atomic<size_t> queues_left;
+};
+
+void count_down(void* data) {
+  auto* holder = static_cast<std::shared_ptr<Countdown>*>(data);
+  std::shared_ptr<Countdown> countdown = std::move(*holder);
+  delete holder;
+  if (countdown->queues_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    countdown->marker.state->reach(countdown->marker.generation);
+}
+
+}  // namespace
+
+void Event::record_context() {
+  std::vector<std::shared_ptr<Stream>> streams = context_.streams();
+  auto countdown = std::make_shared<Countdown>();
+  countdown->marker = Marker{state_, next_generation()};
+  countdown->queues_left.store(streams.size() + 1, std::memory_order_relaxed);
+  context_.legacy_stream().queue().host_function(count_down,
+                                                 new std::shared_ptr<Countdown>(countdown));
+  for (const auto& stream : streams)
+    stream->queue().host_function(count_down, new std::shared_ptr<Countdown>(countdown));
 }
 
 bool Event::complete() const {
-  std::lock_guard lock(mutex_);
-  return reached_generation_ >= recorded_generation_;
+  std::lock_guard lock(state_->mutex);
+  return state_->reached_generation >= state_->recorded_generation;
 }
 
 void Event::wait() const {
   uint64_t target;
   {
-    std::lock_guard lock(mutex_);
-    target = recorded_generation_;
+    std::lock_guard lock(state_->mutex);
+    target = state_->recorded_generation;
   }
-  wait_until(target);
+  state_->wait_until(target);
 }
 
-void Event::wait_until(uint64_t generation) const {
-  std::unique_lock lock(mutex_);
-  reached_.wait(lock, [&] { return reached_generation_ >= generation; });
+Expected<std::chrono::steady_clock::time_point> Event::State::completion_time() {
+  std::lock_guard lock(mutex);
+  if (!ever_recorded) return make_error(ErrorCode::invalid_handle, "an event was never recorded");
+  if (reached_generation < recorded_generation)
+    return make_error(ErrorCode::not_ready, "an event has not completed yet");
+  return timestamp;
 }
 
-std::optional<float> Event::elapsed_since(const Event& start) const {
-  std::scoped_lock lock(mutex_, start.mutex_);
-  if (!ever_recorded_ || !start.ever_recorded_) return std::nullopt;
-  if (reached_generation_ < recorded_generation_ ||
-      start.reached_generation_ < start.recorded_generation_)
-    return std::nullopt;
-  std::chrono::duration<float, std::milli> difference = timestamp_ - start.timestamp_;
-  return difference.count();
+Expected<float> Event::elapsed_since(const Event& start) const {
+  auto begin = start.state_->completion_time();
+  if (!begin) return begin.error();
+  auto end = state_->completion_time();
+  if (!end) return end.error();
+  return std::chrono::duration<float, std::milli>(*end - *begin).count();
 }
-
-namespace {
-
-struct Waiter {
-  const Event* event;
-  uint64_t generation;
-};
-
-void run_waiter(void* data) {
-  Waiter* waiter = static_cast<Waiter*>(data);
-  waiter->event->wait_until(waiter->generation);
-  delete waiter;
-}
-
-}  // namespace
 
 void Event::make_stream_wait(Stream& stream) const {
   // CUDA waits for the record made before this call, not for later re-records.
-  uint64_t generation;
-  {
-    std::lock_guard lock(mutex_);
-    generation = recorded_generation_;
-  }
-  stream.order_for_new_work().host_function(run_waiter, new Waiter{this, generation});
+  stream.order_for_new_work().host_function(wait_for_marker,
+                                            new Marker{state_, last_generation()});
+}
+
+void Event::make_context_wait() const {
+  make_stream_wait(context_.legacy_stream());
+  for (const auto& stream : context_.streams()) make_stream_wait(*stream);
 }
 
 }  // namespace xcuda::runtime

@@ -10,18 +10,23 @@
 namespace xcuda::runtime {
 namespace {
 
+// The logger is kept out of spdlog's global registry: an application using spdlog itself, or a
+// second copy of the runtime in one process, must not collide with it by name.
 std::shared_ptr<spdlog::logger> make_logger() {
   const Environment& settings = environment();
   std::shared_ptr<spdlog::logger> result;
   if (!settings.log_file.empty()) {
     try {
-      result = spdlog::basic_logger_mt("xcuda", settings.log_file);
+      result = std::make_shared<spdlog::logger>(
+          "xcuda", std::make_shared<spdlog::sinks::basic_file_sink_mt>(settings.log_file));
     } catch (const spdlog::spdlog_ex&) {
-      result = spdlog::stderr_logger_mt("xcuda");
+      result = std::make_shared<spdlog::logger>(
+          "xcuda", std::make_shared<spdlog::sinks::stderr_sink_mt>());
       result->error("XCUDA_LOG_FILE='{}' cannot be opened; logging to stderr", settings.log_file);
     }
   } else {
-    result = spdlog::stderr_logger_mt("xcuda");
+    result = std::make_shared<spdlog::logger>("xcuda",
+                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
   }
   result->set_pattern("[xcuda %l] %v");
   result->set_level(spdlog::level::from_str(settings.log_level));

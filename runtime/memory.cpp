@@ -1,12 +1,26 @@
 #include "runtime/memory.h"
 
+#include <algorithm>
 #include <vector>
+
+#include "runtime/memory_pool.h"
 
 namespace xcuda::runtime {
 
-void MemoryRegistry::add(const Allocation& allocation) {
+uint64_t MemoryRegistry::add(Allocation allocation) {
   std::lock_guard lock(mutex_);
-  allocations_[allocation.base] = allocation;
+  allocation.id = next_id_++;
+  uint64_t id = allocation.id;
+  allocations_[allocation.base] = std::move(allocation);
+  return id;
+}
+
+bool MemoryRegistry::update(uintptr_t address, const std::function<void(Allocation&)>& change) {
+  std::lock_guard lock(mutex_);
+  Allocation* found = find_locked(address);
+  if (!found) return false;
+  change(*found);
+  return true;
 }
 
 std::optional<Allocation> MemoryRegistry::remove(uintptr_t base) {
@@ -20,12 +34,25 @@ std::optional<Allocation> MemoryRegistry::remove(uintptr_t base) {
 
 std::optional<Allocation> MemoryRegistry::find(uintptr_t address) const {
   std::lock_guard lock(mutex_);
+  const Allocation* found = const_cast<MemoryRegistry*>(this)->find_locked(address);
+  if (!found) return std::nullopt;
+  return *found;
+}
+
+bool MemoryRegistry::overlaps(uintptr_t base, size_t size) const {
+  std::lock_guard lock(mutex_);
+  if (const_cast<MemoryRegistry*>(this)->find_locked(base)) return true;
+  auto next = allocations_.upper_bound(base);
+  return next != allocations_.end() && next->first - base < size;
+}
+
+Allocation* MemoryRegistry::find_locked(uintptr_t address) {
   auto after = allocations_.upper_bound(address);
-  if (after == allocations_.begin()) return std::nullopt;
-  const Allocation& candidate = std::prev(after)->second;
+  if (after == allocations_.begin()) return nullptr;
+  Allocation& candidate = std::prev(after)->second;
   // A zero-size allocation still owns its base address.
-  if (address - candidate.base < std::max<size_t>(candidate.size, 1)) return candidate;
-  return std::nullopt;
+  if (address - candidate.base < std::max<size_t>(candidate.size, 1)) return &candidate;
+  return nullptr;
 }
 
 std::vector<Allocation> MemoryRegistry::remove_all(const Context* context) {

@@ -1,5 +1,7 @@
 #include "runtime/module.h"
 
+#include "runtime/cache_dump.h"
+#include "runtime/code_cache.h"
 #include "runtime/fatbin_reader.h"
 #include "runtime/log.h"
 #include "runtime/memory.h"
@@ -52,12 +54,17 @@ Expected<std::unique_ptr<Module>> Module::load_ptx(Context& context, std::string
   ptx::CompileOptions options;
   options.target = backend().compile_target();
   options.file_name = std::string(origin);
-  ptx::CompileResult compiled = ptx::compile(ptx_text, options);
+  CachedCompile cached = compile_with_cache(ptx_text, options);
+  ptx::CompileResult& compiled = cached.compiled;
   if (!compiled.ok()) {
     for (const ptx::Diagnostic& diagnostic : compiled.diagnostics)
       logger().error("{}", diagnostic.to_string());
     return make_error(ErrorCode::invalid_ptx, compiled.diagnostics.front().to_string());
   }
+  logger().info("{}: {}, {} kernels", origin,
+                !code_cache() ? "cache off" : cached.from_cache ? "cache hit" : "cache miss",
+                compiled.module.kernels.size());
+  dump_module(cached.key, ptx_text, compiled);
   ptx::ModuleInfo info = compiled.module;
   auto loaded = backend().load_module(context.device(), std::move(compiled));
   if (!loaded) {

@@ -1,7 +1,11 @@
 // Contexts: primary contexts, created contexts, the per-thread current-context stack.
 #include "src/api.h"
 
+#include <optional>
+
 #include "runtime/backend.h"
+#include "runtime/event.h"
+#include "src/peer_access.h"
 
 using namespace xcuda;
 using runtime::Context;
@@ -203,40 +207,60 @@ XCUDA_EXPORT CUresult cuCtxGetApiVersion(CUcontext handle, unsigned int* version
 XCUDA_EXPORT CUresult cuCtxGetStreamPriorityRange(int* least, int* greatest) {
   CUresult result;
   if (!api::current_context(__func__, result)) return result;
-  // The same range as NVIDIA GPUs report; the host backend runs all priorities alike.
-  if (least) *least = 0;
-  if (greatest) *greatest = -5;
+  if (least) *least = runtime::least_stream_priority;
+  if (greatest) *greatest = runtime::greatest_stream_priority;
   return CUDA_SUCCESS;
 }
+
+namespace {
+
+// What a context reports for a limit nobody set: the documented defaults of NVIDIA's driver.
+std::optional<size_t> default_limit(CUlimit limit) {
+  switch (limit) {
+    case CU_LIMIT_STACK_SIZE: return 1024;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: return size_t{1} << 20;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: return size_t{8} << 20;
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: return 2;
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: return 2048;
+    case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: return 64;
+    case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: return 0;
+    default: return std::nullopt;  // shared-memory and CIG limits belong to CIG contexts
+  }
+}
+
+}  // namespace
 
 XCUDA_EXPORT CUresult cuCtxGetLimit(size_t* value, CUlimit limit) {
   XCUDA_REQUIRE(value, CUDA_ERROR_INVALID_VALUE, "value output pointer is null");
   CUresult result;
-  if (!api::current_context(__func__, result)) return result;
-  switch (limit) {
-    case CU_LIMIT_STACK_SIZE: *value = 1024; break;
-    case CU_LIMIT_PRINTF_FIFO_SIZE: *value = 1 << 20; break;
-    case CU_LIMIT_MALLOC_HEAP_SIZE: *value = 8 << 20; break;
-    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: *value = 2; break;
-    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: *value = 2048; break;
-    case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: *value = 64; break;
-    case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: *value = 0; break;
-    default: return api::fail(__func__, CUDA_ERROR_UNSUPPORTED_LIMIT, "unknown limit");
-  }
+  Context* context = api::current_context(__func__, result);
+  if (!context) return result;
+  std::optional<size_t> fallback = default_limit(limit);
+  XCUDA_REQUIRE(fallback, CUDA_ERROR_UNSUPPORTED_LIMIT,
+                fmt::format("limit {} is not supported", static_cast<int>(limit)));
+  *value = context->limit(limit).value_or(*fallback);
   return CUDA_SUCCESS;
 }
 
 XCUDA_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
   CUresult result;
-  if (!api::current_context(__func__, result)) return result;
-  // Host threads have deep stacks and unbounded printf buffers: accepting any value is honest.
-  XCUDA_REQUIRE(limit <= CU_LIMIT_PERSISTING_L2_CACHE_SIZE, CUDA_ERROR_UNSUPPORTED_LIMIT,
-                "unknown limit");
+  Context* context = api::current_context(__func__, result);
+  if (!context) return result;
+  XCUDA_REQUIRE(default_limit(limit), CUDA_ERROR_UNSUPPORTED_LIMIT,
+                fmt::format("limit {} is not supported", static_cast<int>(limit)));
+  // The documented range of the L2 fetch granularity; the driver rounds within it.
+  XCUDA_REQUIRE(limit != CU_LIMIT_MAX_L2_FETCH_GRANULARITY || value <= 128,
+                CUDA_ERROR_INVALID_VALUE, "L2 fetch granularity above 128 bytes");
+  // Host threads have deep stacks and unbounded printf buffers: the values are kept and
+  // reported back, which is all a program can observe of them.
+  context->set_limit(limit, value);
   return CUDA_SUCCESS;
 }
 
 XCUDA_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache* config) {
   XCUDA_REQUIRE(config, CUDA_ERROR_INVALID_VALUE, "config output pointer is null");
+  CUresult result;
+  if (!api::current_context(__func__, result)) return result;
   *config = CU_FUNC_CACHE_PREFER_NONE;
   return CUDA_SUCCESS;
 }
@@ -244,5 +268,149 @@ XCUDA_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache* config) {
 XCUDA_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   XCUDA_REQUIRE(config <= CU_FUNC_CACHE_PREFER_EQUAL, CUDA_ERROR_INVALID_VALUE,
                 "unknown cache configuration");
+  CUresult result;
+  if (!api::current_context(__func__, result)) return result;
+  return CUDA_SUCCESS;
+}
+
+// Bank size has not been configurable since Kepler: the setting is accepted and has no effect,
+// and every context reports four-byte banks, as NVIDIA's driver does on such devices.
+XCUDA_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig* config) {
+  XCUDA_REQUIRE(config, CUDA_ERROR_INVALID_VALUE, "config output pointer is null");
+  CUresult result;
+  if (!api::current_context(__func__, result)) return result;
+  *config = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
+  XCUDA_REQUIRE(config <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE, CUDA_ERROR_INVALID_VALUE,
+                "unknown shared memory configuration");
+  CUresult result;
+  if (!api::current_context(__func__, result)) return result;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxGetId(CUcontext handle, unsigned long long* id) {
+  XCUDA_REQUIRE(id, CUDA_ERROR_INVALID_VALUE, "id output pointer is null");
+  Context* context = nullptr;
+  if (handle) {
+    XCUDA_REQUIRE(runtime::live_contexts().contains(handle), CUDA_ERROR_INVALID_CONTEXT,
+                  "not a live context");
+    context = as_context(handle);
+  } else {
+    CUresult result;
+    context = api::current_context(__func__, result);
+    if (!context) return result;
+  }
+  *id = context->id();
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxSetFlags(unsigned int flags) {
+  XCUDA_REQUIRE((flags & ~known_context_flags) == 0, CUDA_ERROR_INVALID_VALUE, "unknown flags");
+  CUresult result;
+  Context* context = api::current_context(__func__, result);
+  if (!context) return result;
+  context->set_flags(flags);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxResetPersistingL2Cache() {
+  // The host device keeps no persisting lines: there is nothing to reset.
+  CUresult result;
+  if (!api::current_context(__func__, result)) return result;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxGetExecAffinity(CUexecAffinityParam* affinity, CUexecAffinityType type) {
+  XCUDA_REQUIRE(affinity, CUDA_ERROR_INVALID_VALUE, "affinity output pointer is null");
+  XCUDA_REQUIRE(type == CU_EXEC_AFFINITY_TYPE_SM_COUNT, CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY,
+                fmt::format("execution affinity type {} is not supported", static_cast<int>(type)));
+  CUresult result;
+  Context* context = api::current_context(__func__, result);
+  if (!context) return result;
+  // A context created without affinity may use every multiprocessor of its device.
+  affinity->type = type;
+  affinity->param.smCount.val = static_cast<unsigned>(
+      runtime::backend().properties(context->device()).multiprocessor_count);
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
+// The context and event of cuCtxRecordEvent/cuCtxWaitEvent, checked as the driver does.
+CUresult context_and_event(const char* function, CUcontext context_handle, CUevent event_handle,
+                           runtime::Event*& event) {
+  XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
+  XCUDA_REQUIRE(runtime::live_contexts().contains(context_handle), CUDA_ERROR_INVALID_CONTEXT,
+                "not a live context");
+  XCUDA_REQUIRE(runtime::live_events().contains(event_handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live event");
+  event = reinterpret_cast<runtime::Event*>(event_handle);
+  XCUDA_REQUIRE(&event->context() == as_context(context_handle), CUDA_ERROR_INVALID_HANDLE,
+                "the event belongs to another context");
+  if (auto fault = event->context().fault()) return api::fail(function, *fault);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuCtxRecordEvent(CUcontext context, CUevent handle) {
+  runtime::Event* event = nullptr;
+  if (CUresult status = context_and_event(__func__, context, handle, event); status != CUDA_SUCCESS)
+    return status;
+  event->record_context();
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxWaitEvent(CUcontext context, CUevent handle) {
+  runtime::Event* event = nullptr;
+  if (CUresult status = context_and_event(__func__, context, handle, event); status != CUDA_SUCCESS)
+    return status;
+  event->make_context_wait();
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
+// The current context and the peer context of cuCtxEnablePeerAccess/cuCtxDisablePeerAccess.
+CUresult current_and_peer(const char* function, CUcontext peer_handle, Context*& current,
+                          Context*& peer) {
+  CUresult result;
+  current = api::current_context(function, result);
+  if (!current) return result;
+  XCUDA_REQUIRE(runtime::live_contexts().contains(peer_handle), CUDA_ERROR_INVALID_CONTEXT,
+                "the peer is not a live context");
+  peer = as_context(peer_handle);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer_handle, unsigned int flags) {
+  XCUDA_REQUIRE(flags == 0, CUDA_ERROR_INVALID_VALUE, "flags must be 0");
+  Context* current = nullptr;
+  Context* peer = nullptr;
+  if (CUresult status = current_and_peer(__func__, peer_handle, current, peer);
+      status != CUDA_SUCCESS)
+    return status;
+  XCUDA_REQUIRE(api::can_access_peer(current->device(), peer->device()),
+                CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+                fmt::format("device {} cannot access the memory of device {}", current->device(),
+                            peer->device()));
+  XCUDA_REQUIRE(current->enable_peer_access(peer->id()), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+                "peer access to this context is already enabled");
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer_handle) {
+  Context* current = nullptr;
+  Context* peer = nullptr;
+  if (CUresult status = current_and_peer(__func__, peer_handle, current, peer);
+      status != CUDA_SUCCESS)
+    return status;
+  XCUDA_REQUIRE(current->disable_peer_access(peer->id()), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+                "peer access to this context is not enabled");
   return CUDA_SUCCESS;
 }

@@ -12,6 +12,7 @@
 
 #include "runtime/backend.h"
 #include "src/api.h"
+#include "src/peer_access.h"
 
 namespace {
 
@@ -408,13 +409,18 @@ XCUDA_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId)
                           fmt::format("no device at PCI bus id '{}'", pciBusId));
 }
 
-// Devices never report peer access: the peer-access entry points are not implemented, and a
-// device is never its own peer.
+// Host devices are shares of one CPU and its memory: each reaches all the others' memory, with
+// the CPU's own atomics. The HIP backend does not offer peer access yet. A device is never its
+// own peer.
+bool xcuda::api::can_access_peer(int device, int peer) {
+  return device != peer && xcuda::runtime::backend().name() == "host";
+}
+
 XCUDA_EXPORT CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
   XCUDA_REQUIRE_DEVICE(dev);
   XCUDA_REQUIRE_DEVICE(peerDev);
   XCUDA_REQUIRE_OUTPUT(canAccessPeer);
-  *canAccessPeer = 0;
+  *canAccessPeer = xcuda::api::can_access_peer(dev, peerDev) ? 1 : 0;
   return CUDA_SUCCESS;
 }
 
@@ -425,14 +431,16 @@ XCUDA_EXPORT CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute 
   XCUDA_REQUIRE(srcDevice != dstDevice, CUDA_ERROR_INVALID_DEVICE,
                 "a device has no peer link to itself");
   XCUDA_REQUIRE_OUTPUT(value);
-  // No link between devices, so every property of one is absent.
+  const bool linked = xcuda::api::can_access_peer(srcDevice, dstDevice);
   switch (attrib) {
-    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:  // one link, so it ranks first
+    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED:
+      *value = 0;
+      return CUDA_SUCCESS;
     case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
     case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
     case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
-    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED:
-      *value = 0;
+      *value = linked ? 1 : 0;
       return CUDA_SUCCESS;
   }
   return xcuda::api::fail(__func__, CUDA_ERROR_INVALID_VALUE,

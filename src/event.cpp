@@ -10,8 +10,13 @@ namespace {
 
 Event* as_event(CUevent handle) { return reinterpret_cast<Event*>(handle); }
 
-CUresult record(const char* function, CUevent handle, CUstream stream_handle, bool per_thread) {
-  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+CUresult record(const char* function, CUevent handle, CUstream stream_handle, unsigned flags,
+                bool per_thread) {
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live event");
+  // CU_EVENT_RECORD_EXTERNAL only matters inside stream capture; outside it is a plain record.
+  XCUDA_REQUIRE((flags & ~CU_EVENT_RECORD_EXTERNAL) == 0, CUDA_ERROR_INVALID_VALUE,
+                "unknown flags");
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function, stream_handle, per_thread, status);
   if (!stream) return status;
@@ -28,9 +33,14 @@ XCUDA_EXPORT CUresult cuEventCreate(CUevent* result, unsigned int flags) {
   constexpr unsigned known =
       CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
   XCUDA_REQUIRE((flags & ~known) == 0, CUDA_ERROR_INVALID_VALUE, "unknown flags");
+  XCUDA_REQUIRE(!(flags & CU_EVENT_INTERPROCESS) || (flags & CU_EVENT_DISABLE_TIMING),
+                CUDA_ERROR_INVALID_VALUE,
+                "CU_EVENT_INTERPROCESS requires CU_EVENT_DISABLE_TIMING");
   CUresult status;
   runtime::Context* context = api::current_context(__func__, status);
   if (!context) return status;
+  // Every host-side wait blocks on a condition variable, which is what CU_EVENT_BLOCKING_SYNC
+  // asks for; without it a GPU driver may spin instead, a difference no program can observe.
   auto* event = new Event(*context, (flags & CU_EVENT_DISABLE_TIMING) == 0);
   runtime::live_events().add(event);
   *result = reinterpret_cast<CUevent>(event);
@@ -38,39 +48,40 @@ XCUDA_EXPORT CUresult cuEventCreate(CUevent* result, unsigned int flags) {
 }
 
 XCUDA_EXPORT CUresult cuEventDestroy_v2(CUevent handle) {
-  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live event");
+  // Markers and waits still queued hold the event's state, not the event: CUDA lets an event
+  // be destroyed before the work that records or awaits it completes.
   runtime::live_events().remove(as_event(handle));
-  // A marker may still be queued; it holds the event, so wait for it before freeing.
-  as_event(handle)->wait();
   delete as_event(handle);
   return CUDA_SUCCESS;
 }
 
+XCUDA_EXPORT CUresult cuEventDestroy(CUevent handle) { return cuEventDestroy_v2(handle); }
+
 XCUDA_EXPORT CUresult cuEventRecord(CUevent event, CUstream stream) {
-  return record(__func__, event, stream, false);
+  return record(__func__, event, stream, 0, false);
 }
 XCUDA_EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) {
-  return record(__func__, event, stream, true);
+  return record(__func__, event, stream, 0, true);
 }
 XCUDA_EXPORT CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) {
-  XCUDA_REQUIRE((flags & ~CU_EVENT_RECORD_EXTERNAL) == 0, CUDA_ERROR_INVALID_VALUE,
-                "unknown flags");
-  return record(__func__, event, stream, false);
+  return record(__func__, event, stream, flags, false);
 }
 XCUDA_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream,
                                                   unsigned int flags) {
-  XCUDA_REQUIRE((flags & ~CU_EVENT_RECORD_EXTERNAL) == 0, CUDA_ERROR_INVALID_VALUE,
-                "unknown flags");
-  return record(__func__, event, stream, true);
+  return record(__func__, event, stream, flags, true);
 }
 
 XCUDA_EXPORT CUresult cuEventQuery(CUevent handle) {
-  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live event");
   return as_event(handle)->complete() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 XCUDA_EXPORT CUresult cuEventSynchronize(CUevent handle) {
-  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE, "not a live event");
+  XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live event");
   as_event(handle)->wait();
   if (auto fault = as_event(handle)->context().fault()) return api::fail(__func__, *fault);
   return CUDA_SUCCESS;
@@ -83,7 +94,7 @@ XCUDA_EXPORT CUresult cuEventElapsedTime_v2(float* milliseconds, CUevent start, 
   XCUDA_REQUIRE(as_event(start)->timing() && as_event(end)->timing(), CUDA_ERROR_INVALID_HANDLE,
                 "event was created with CU_EVENT_DISABLE_TIMING");
   auto elapsed = as_event(end)->elapsed_since(*as_event(start));
-  XCUDA_REQUIRE(elapsed, CUDA_ERROR_NOT_READY, "an event has not completed or was not recorded");
+  if (!elapsed) return api::fail(__func__, elapsed.error());
   *milliseconds = *elapsed;
   return CUDA_SUCCESS;
 }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "src/api.h"
+#include "src/occupancy.h"
 
 #include "runtime/backend.h"
 #include "runtime/module.h"
@@ -58,8 +59,27 @@ CUresult pack_parameters(const char* function, const ptx::KernelInfo& kernel, vo
   return CUDA_SUCCESS;
 }
 
+// A cooperative grid's blocks must all be resident at once, or a grid-wide barrier never opens.
+CUresult check_cooperative(const char* function_name, const Function& function,
+                           const runtime::DeviceProperties& device,
+                           const runtime::LaunchShape& shape) {
+  XCUDA_REQUIRE(device.cooperative_launch, CUDA_ERROR_NOT_SUPPORTED,
+                "the device does not support cooperative launches");
+  uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
+  uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
+  uint64_t resident = uint64_t(api::max_active_blocks_per_multiprocessor(
+                          function, device, threads, shape.dynamic_shared_bytes)) *
+                      uint64_t(device.multiprocessor_count);
+  XCUDA_REQUIRE(blocks <= resident, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                fmt::format("cooperative launch of '{}' with {} blocks; at most {} are resident "
+                            "at once",
+                            function.info().name, blocks, resident));
+  return CUDA_SUCCESS;
+}
+
 CUresult launch(const char* function_name, CUfunction handle, const runtime::LaunchShape& shape,
-                CUstream stream_handle, void** arguments, void** extra, bool per_thread) {
+                CUstream stream_handle, void** arguments, void** extra, bool per_thread,
+                bool cooperative = false) {
   Function* resolved = nullptr;
   if (CUresult status = api::resolve_function(function_name, handle, resolved);
       status != CUDA_SUCCESS)
@@ -93,6 +113,11 @@ CUresult launch(const char* function_name, CUfunction handle, const runtime::Lau
                             shape.dynamic_shared_bytes, kernel.name,
                             function.max_dynamic_shared_bytes));
 
+  if (cooperative)
+    if (CUresult checked = check_cooperative(function_name, function, device, shape);
+        checked != CUDA_SUCCESS)
+      return checked;
+
   std::vector<uint8_t> parameters;
   if (CUresult packed = pack_parameters(function_name, kernel, arguments, extra, parameters);
       packed != CUDA_SUCCESS)
@@ -119,11 +144,14 @@ CUresult launch_with_config(const char* function_name, const CUlaunchConfig* con
   XCUDA_REQUIRE(config, CUDA_ERROR_INVALID_VALUE, "config is null");
   XCUDA_REQUIRE(config->numAttrs == 0 || config->attrs, CUDA_ERROR_INVALID_VALUE,
                 "attributes are null");
+  bool cooperative = false;
   for (unsigned index = 0; index < config->numAttrs; ++index) {
     const CUlaunchAttribute& attribute = config->attrs[index];
     switch (attribute.id) {
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        cooperative = attribute.value.cooperative != 0;
+        break;
       case CU_LAUNCH_ATTRIBUTE_IGNORE:
-      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:  // the host backend runs every block co-resident
       case CU_LAUNCH_ATTRIBUTE_PRIORITY:
       case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
       case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
@@ -144,7 +172,7 @@ CUresult launch_with_config(const char* function_name, const CUlaunchConfig* con
                 make_shape(config->gridDimX, config->gridDimY, config->gridDimZ,
                            config->blockDimX, config->blockDimY, config->blockDimZ,
                            config->sharedMemBytes),
-                config->hStream, arguments, extra, per_thread);
+                config->hStream, arguments, extra, per_thread, cooperative);
 }
 
 }  // namespace
@@ -167,6 +195,27 @@ XCUDA_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction function, unsigned int grid
   return launch(__func__, function,
                 make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes),
                 stream, arguments, extra, true);
+}
+
+XCUDA_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction function, unsigned int grid_x,
+                                                unsigned int grid_y, unsigned int grid_z,
+                                                unsigned int block_x, unsigned int block_y,
+                                                unsigned int block_z, unsigned int shared_bytes,
+                                                CUstream stream, void** arguments) {
+  return launch(__func__, function,
+                make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes),
+                stream, arguments, nullptr, false, true);
+}
+
+XCUDA_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction function, unsigned int grid_x,
+                                                     unsigned int grid_y, unsigned int grid_z,
+                                                     unsigned int block_x, unsigned int block_y,
+                                                     unsigned int block_z,
+                                                     unsigned int shared_bytes, CUstream stream,
+                                                     void** arguments) {
+  return launch(__func__, function,
+                make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes),
+                stream, arguments, nullptr, true, true);
 }
 
 XCUDA_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function,
@@ -206,6 +255,14 @@ XCUDA_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attrib
       *value = int(function.max_dynamic_shared_bytes);
       break;
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *value = -1; break;
+    // No PTX kernel xcuda compiles requires clusters (.reqnctapercluster is not supported),
+    // and the scheduling preference is the default one.
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *value = 0; break;
     default:
       return api::fail(__func__, CUDA_ERROR_INVALID_VALUE,
                        fmt::format("function attribute {} is not known",

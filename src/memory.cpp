@@ -5,50 +5,19 @@
 
 #include <algorithm>
 
-#include "src/api.h"
+#include "src/memory.h"
 
 #include "runtime/backend.h"
 #include "runtime/memory.h"
+#include "runtime/memory_pool.h"
 
 using namespace xcuda;
 using runtime::Allocation;
 using runtime::Context;
 using runtime::MemoryKind;
 
-namespace {
+namespace xcuda::api {
 
-void* as_pointer(CUdeviceptr address) { return reinterpret_cast<void*>(address); }
-
-CUresult allocate(const char* function, void** result, size_t bytes, MemoryKind kind) {
-  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
-  XCUDA_REQUIRE(bytes > 0, CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes");
-  CUresult status;
-  Context* context = api::current_context(function, status);
-  if (!context) return status;
-  Expected<void*> memory = runtime::backend().allocate(context->device(), bytes);
-  if (!memory) return api::fail(function, memory.error());
-  runtime::memory_registry().add(
-      Allocation{reinterpret_cast<uintptr_t>(*memory), bytes, kind, context});
-  *result = *memory;
-  return CUDA_SUCCESS;
-}
-
-CUresult release(const char* function, void* pointer, MemoryKind kind) {
-  if (!pointer) return CUDA_SUCCESS;
-  XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
-  auto found = runtime::memory_registry().find(reinterpret_cast<uintptr_t>(pointer));
-  XCUDA_REQUIRE(found && found->owned && found->base == reinterpret_cast<uintptr_t>(pointer) &&
-                    ((found->kind == MemoryKind::host) == (kind == MemoryKind::host)),
-                CUDA_ERROR_INVALID_VALUE, "pointer was not returned by an allocation call");
-  // Freeing waits for the device, as cuMemFree does on a real GPU.
-  Context* context = found->context;
-  (void)context->synchronize();
-  runtime::memory_registry().remove(found->base);
-  XCUDA_CHECK_STATUS(runtime::backend().release(context->device(), pointer));
-  return CUDA_SUCCESS;
-}
-
-// A device-side range must lie inside one live allocation.
 CUresult check_device_range(const char* function, CUdeviceptr address, size_t bytes,
                             const char* which) {
   auto found = runtime::memory_registry().find(address);
@@ -60,35 +29,92 @@ CUresult check_device_range(const char* function, CUdeviceptr address, size_t by
   return CUDA_SUCCESS;
 }
 
+CUresult submit(const char* function, CUstream handle, bool per_thread, bool synchronous,
+                const std::function<void(runtime::Queue&)>& enqueue) {
+  CUresult status;
+  runtime::Stream* stream = api::resolve_stream(function, handle, per_thread, status);
+  if (!stream) return status;
+  enqueue(stream->order_for_new_work());
+  if (synchronous) XCUDA_MEMORY_CHECK_STATUS(stream->queue().synchronize());
+  return CUDA_SUCCESS;
+}
+
+Status release_memory(const runtime::Allocation& allocation) {
+  void* pointer = reinterpret_cast<void*>(allocation.base);
+  if (allocation.pool) {
+    allocation.pool->release(pointer, allocation.size);
+    return {};
+  }
+  return runtime::backend().release(allocation.context->device(), pointer);
+}
+
+}  // namespace xcuda::api
+
+namespace {
+
+using api::as_pointer;
+using api::check_device_range;
+
+CUresult allocate(const char* function, void** result, size_t bytes, MemoryKind kind,
+                  unsigned flags = 0) {
+  XCUDA_MEMORY_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  XCUDA_MEMORY_REQUIRE(bytes > 0, CUDA_ERROR_INVALID_VALUE, "cannot allocate 0 bytes");
+  CUresult status;
+  Context* context = api::current_context(function, status);
+  if (!context) return status;
+  Allocation allocation{0, bytes, kind, context};
+  allocation.flags = flags;
+  // Device memory comes from the device's pool; host and managed memory straight from the
+  // backend, since programs allocate them rarely.
+  if (kind == MemoryKind::device)
+    allocation.pool = runtime::device_allocation_pool(context->device());
+  Expected<void*> memory = allocation.pool ? allocation.pool->allocate(bytes)
+                                           : runtime::backend().allocate(context->device(), bytes);
+  if (!memory) return api::fail(function, memory.error());
+  allocation.base = reinterpret_cast<uintptr_t>(*memory);
+  runtime::memory_registry().add(std::move(allocation));
+  *result = *memory;
+  return CUDA_SUCCESS;
+}
+
+CUresult release(const char* function, void* pointer, MemoryKind kind) {
+  if (!pointer) return CUDA_SUCCESS;
+  XCUDA_MEMORY_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED,
+                       "cuInit has not been called");
+  uintptr_t base = reinterpret_cast<uintptr_t>(pointer);
+  auto found = runtime::memory_registry().find(base);
+  XCUDA_MEMORY_REQUIRE(found && found->owned && found->base == base &&
+                           ((found->kind == MemoryKind::host) == (kind == MemoryKind::host)),
+                       CUDA_ERROR_INVALID_VALUE, "pointer was not returned by an allocation call");
+  // Freeing waits for the device, as cuMemFree does on a real GPU.
+  (void)found->context->synchronize();
+  runtime::memory_registry().remove(found->base);
+  XCUDA_MEMORY_CHECK_STATUS(api::release_memory(*found));
+  return CUDA_SUCCESS;
+}
+
 // Enqueues the copy on the stream; synchronous entry points then wait for it.
 CUresult copy(const char* function, void* destination, const void* source, size_t bytes,
               CUstream handle, bool per_thread, bool synchronous) {
   if (bytes == 0) return CUDA_SUCCESS;
-  XCUDA_REQUIRE(destination && source, CUDA_ERROR_INVALID_VALUE, "null pointer");
-  CUresult status;
-  runtime::Stream* stream = api::resolve_stream(function, handle, per_thread, status);
-  if (!stream) return status;
-  stream->order_for_new_work().copy(destination, source, bytes);
-  if (synchronous) XCUDA_CHECK_STATUS(stream->queue().synchronize());
-  return CUDA_SUCCESS;
+  XCUDA_MEMORY_REQUIRE(destination && source, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  return api::submit(function, handle, per_thread, synchronous,
+                     [&](runtime::Queue& queue) { queue.copy(destination, source, bytes); });
 }
 
 CUresult fill(const char* function, CUdeviceptr destination, uint32_t pattern,
               uint32_t pattern_bytes, size_t count, CUstream handle, bool per_thread,
               bool synchronous) {
   if (count == 0) return CUDA_SUCCESS;
-  XCUDA_REQUIRE(destination % pattern_bytes == 0, CUDA_ERROR_INVALID_VALUE,
-                "destination is not aligned to the element size");
-  if (CUresult status = check_device_range(function, destination, count * pattern_bytes,
-                                           "destination");
+  XCUDA_MEMORY_REQUIRE(destination % pattern_bytes == 0, CUDA_ERROR_INVALID_VALUE,
+                       "destination is not aligned to the element size");
+  if (CUresult status =
+          check_device_range(function, destination, count * pattern_bytes, "destination");
       status != CUDA_SUCCESS)
     return status;
-  CUresult status;
-  runtime::Stream* stream = api::resolve_stream(function, handle, per_thread, status);
-  if (!stream) return status;
-  stream->order_for_new_work().fill(as_pointer(destination), pattern, pattern_bytes, count);
-  if (synchronous) XCUDA_CHECK_STATUS(stream->queue().synchronize());
-  return CUDA_SUCCESS;
+  return api::submit(function, handle, per_thread, synchronous, [&](runtime::Queue& queue) {
+    queue.fill(as_pointer(destination), pattern, pattern_bytes, count);
+  });
 }
 
 // Copies that name device memory on one side check it, then share `copy`.
@@ -99,8 +125,8 @@ CUresult copy_to_device(const char* function, CUdeviceptr destination, const voi
   return copy(function, as_pointer(destination), source, bytes, stream, per_thread, synchronous);
 }
 
-CUresult copy_from_device(const char* function, void* destination, CUdeviceptr source,
-                          size_t bytes, CUstream stream, bool per_thread, bool synchronous) {
+CUresult copy_from_device(const char* function, void* destination, CUdeviceptr source, size_t bytes,
+                          CUstream stream, bool per_thread, bool synchronous) {
   if (bytes && check_device_range(function, source, bytes, "source") != CUDA_SUCCESS)
     return CUDA_ERROR_INVALID_VALUE;
   return copy(function, destination, as_pointer(source), bytes, stream, per_thread, synchronous);
@@ -127,8 +153,8 @@ XCUDA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* result, size_t* pitch, siz
                 CUDA_ERROR_INVALID_VALUE, "element size must be 4, 8 or 16");
   // Rows start on 512-byte boundaries, the texture alignment GPUs report.
   size_t row = (width_bytes + 511) / 512 * 512;
-  CUresult status = allocate(__func__, reinterpret_cast<void**>(result), row * height,
-                             MemoryKind::device);
+  CUresult status =
+      allocate(__func__, reinterpret_cast<void**>(result), row * height, MemoryKind::device);
   if (status == CUDA_SUCCESS) *pitch = row;
   return status;
 }
@@ -140,7 +166,7 @@ XCUDA_EXPORT CUresult cuMemFree_v2(CUdeviceptr address) {
 XCUDA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* result, size_t bytes, unsigned int flags) {
   XCUDA_REQUIRE(flags == CU_MEM_ATTACH_GLOBAL || flags == CU_MEM_ATTACH_HOST,
                 CUDA_ERROR_INVALID_VALUE, "flags must be CU_MEM_ATTACH_GLOBAL or _HOST");
-  return allocate(__func__, reinterpret_cast<void**>(result), bytes, MemoryKind::managed);
+  return allocate(__func__, reinterpret_cast<void**>(result), bytes, MemoryKind::managed, flags);
 }
 
 XCUDA_EXPORT CUresult cuMemAllocHost_v2(void** result, size_t bytes) {
@@ -148,10 +174,10 @@ XCUDA_EXPORT CUresult cuMemAllocHost_v2(void** result, size_t bytes) {
 }
 
 XCUDA_EXPORT CUresult cuMemHostAlloc(void** result, size_t bytes, unsigned int flags) {
-  constexpr unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
-                             CU_MEMHOSTALLOC_WRITECOMBINED;
+  constexpr unsigned known =
+      CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
   XCUDA_REQUIRE((flags & ~known) == 0, CUDA_ERROR_INVALID_VALUE, "unknown flags");
-  return allocate(__func__, result, bytes, MemoryKind::host);
+  return allocate(__func__, result, bytes, MemoryKind::host, flags);
 }
 
 XCUDA_EXPORT CUresult cuMemFreeHost(void* pointer) {
@@ -177,8 +203,8 @@ XCUDA_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
   if (total_bytes) *total_bytes = properties.total_memory;
   if (free_bytes) {
     long pages = sysconf(_SC_AVPHYS_PAGES);
-    *free_bytes = pages > 0 ? static_cast<size_t>(pages) * sysconf(_SC_PAGESIZE)
-                            : properties.total_memory;
+    *free_bytes =
+        pages > 0 ? static_cast<size_t>(pages) * sysconf(_SC_PAGESIZE) : properties.total_memory;
   }
   return CUDA_SUCCESS;
 }
@@ -204,8 +230,8 @@ XCUDA_EXPORT CUresult cuMemcpyAsync(CUdeviceptr destination, CUdeviceptr source,
                                     CUstream stream) {
   return copy(__func__, as_pointer(destination), as_pointer(source), bytes, stream, false, false);
 }
-XCUDA_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr destination, CUdeviceptr source,
-                                         size_t bytes, CUstream stream) {
+XCUDA_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr destination, CUdeviceptr source, size_t bytes,
+                                         CUstream stream) {
   return copy(__func__, as_pointer(destination), as_pointer(source), bytes, stream, true, false);
 }
 
@@ -235,8 +261,8 @@ XCUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* destination, CUdeviceptr source
                                            CUstream stream) {
   return copy_from_device(__func__, destination, source, bytes, stream, false, false);
 }
-XCUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void* destination, CUdeviceptr source,
-                                                size_t bytes, CUstream stream) {
+XCUDA_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void* destination, CUdeviceptr source, size_t bytes,
+                                                CUstream stream) {
   return copy_from_device(__func__, destination, source, bytes, stream, true, false);
 }
 
@@ -257,21 +283,21 @@ XCUDA_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr destination, CUdevic
 }
 
 // Fills: cuMemsetD8/D16/D32 and their async and per-thread forms.
-#define XCUDA_FILL_ENTRY_POINTS(bits, type)                                                     \
+#define XCUDA_FILL_ENTRY_POINTS(bits, type)                                                       \
   XCUDA_EXPORT CUresult cuMemsetD##bits##_v2(CUdeviceptr destination, type value, size_t count) { \
-    return fill(__func__, destination, value, bits / 8, count, nullptr, false, true);           \
-  }                                                                                             \
-  XCUDA_EXPORT CUresult cuMemsetD##bits##_v2_ptds(CUdeviceptr destination, type value,          \
-                                                  size_t count) {                               \
-    return fill(__func__, destination, value, bits / 8, count, nullptr, true, true);            \
-  }                                                                                             \
-  XCUDA_EXPORT CUresult cuMemsetD##bits##Async(CUdeviceptr destination, type value,             \
-                                               size_t count, CUstream stream) {                 \
-    return fill(__func__, destination, value, bits / 8, count, stream, false, false);           \
-  }                                                                                             \
-  XCUDA_EXPORT CUresult cuMemsetD##bits##Async_ptsz(CUdeviceptr destination, type value,        \
-                                                    size_t count, CUstream stream) {            \
-    return fill(__func__, destination, value, bits / 8, count, stream, true, false);            \
+    return fill(__func__, destination, value, bits / 8, count, nullptr, false, true);             \
+  }                                                                                               \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##_v2_ptds(CUdeviceptr destination, type value,            \
+                                                  size_t count) {                                 \
+    return fill(__func__, destination, value, bits / 8, count, nullptr, true, true);              \
+  }                                                                                               \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##Async(CUdeviceptr destination, type value, size_t count, \
+                                               CUstream stream) {                                 \
+    return fill(__func__, destination, value, bits / 8, count, stream, false, false);             \
+  }                                                                                               \
+  XCUDA_EXPORT CUresult cuMemsetD##bits##Async_ptsz(CUdeviceptr destination, type value,          \
+                                                    size_t count, CUstream stream) {              \
+    return fill(__func__, destination, value, bits / 8, count, stream, true, false);              \
   }
 
 XCUDA_FILL_ENTRY_POINTS(8, unsigned char)

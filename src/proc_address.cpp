@@ -3,6 +3,7 @@
 
 #include "src/api.h"
 #include "src/entry_points.h"
+#include "src/trace.h"
 
 namespace {
 
@@ -47,7 +48,7 @@ CUresult get_proc_address(const char* function, const char* symbol, void** point
                             CUDA_VERSION));
   bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
   Lookup found = find(symbol, cuda_version, per_thread);
-  *pointer = found.function;
+  *pointer = xcuda::trace::traced(found.function);
   if (symbol_status) *symbol_status = found.status;
   xcuda::runtime::logger().trace("{}({}, version {}, flags {}) -> {}", function, symbol,
                                  cuda_version, flags, found.function);

@@ -33,6 +33,8 @@ constexpr InstructionSignature instruction_set[] = {
     {"ex2", type_group | flush_group | precision_group, "tt", ""},
     {"tanh", type_group | precision_group, "tt", ""},
     {"copysign", type_group, "ttt", ""},
+    {"dp4a", type_group, "*ts*", ""},
+    {"dp2a", type_group | width_group, "*ts*", ""},
     {"testp", type_group, "pt", "finite infinite number notanumber normal subnormal"},
     // bits
     {"and", type_group, "ttt", ""},
@@ -51,12 +53,16 @@ constexpr InstructionSignature instruction_set[] = {
     {"bfi", type_group, "tttuu", ""},
     {"prmt", type_group, "tttt", "f4e b4e rc8 ecl ecr rc16"},
     {"lop3", type_group, "tttt*", ""},
+    {"bmsk", type_group, "tuu", "clamp wrap"},
+    {"szext", type_group, "ttu", "clamp wrap"},
     // comparison and selection
     {"setp", type_group | comparison_group | combine_group | flush_group, "Ptt?c", ""},
+    {"set", type_group | comparison_group | combine_group | flush_group, "*ss?c", ""},
     {"selp", type_group, "tttc", ""},
+    {"slct", type_group | flush_group, "ttts", ""},
     // data movement and conversion
     {"mov", type_group | vector_group, "t*", ""},
-    {"cvt", type_group | float_rounding_group | integer_rounding_group | flush_group | saturate_group, "ts", "relu"},
+    {"cvt", type_group | float_rounding_group | integer_rounding_group | flush_group | saturate_group, "ts?s", "relu"},
     {"cvta", type_group | space_group | to_group, "t*", ""},
     {"ld", memory, "ta", ""},
     {"ldu", memory, "ta", ""},
@@ -87,7 +93,7 @@ constexpr InstructionSignature instruction_set[] = {
 };
 
 constexpr std::string_view later_instructions[] = {
-    "set", "slct", "sad", "dp4a", "dp2a", "bmsk", "szext", "fns", "istypep", "tex", "tld4",
+    "sad", "fns", "istypep", "tex", "tld4",
     "txq", "suld", "sust", "sured", "suq", "ldmatrix", "stmatrix", "movmatrix", "mma", "wmma", "wgmma",
     "cp", "mbarrier", "mapa", "getctarank", "elect", "griddepcontrol", "setmaxnreg", "stacksave",
     "stackrestore", "alloca", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",

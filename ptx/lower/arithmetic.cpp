@@ -1,5 +1,5 @@
 // Integer and floating-point arithmetic: add sub mul mad fma div rem abs neg min max, the
-// carry chain (add.cc, addc), and the float functions rcp sqrt rsqrt sin cos lg2 ex2.
+// carry chain (add.cc, addc), dp4a dp2a, and the float functions rcp sqrt rsqrt sin cos lg2 ex2.
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/floating_point.h"
@@ -393,6 +393,39 @@ void lower_copysign(FunctionLowering& lowering, const Instruction& instruction) 
 
 }  // namespace
 
+// dp4a.atype.btype d, a, b, c and dp2a.lo|hi.atype.btype d, a, b, c: c plus the dot product of
+// a's lanes (four bytes, or two 16-bit halves for dp2a) with b's bytes (for dp2a the low or high
+// two), each lane extended by its operand's signedness; the sum wraps at 32 bits.
+void lower_dot_product(FunctionLowering& lowering, const Instruction& instruction, uint32_t a_lane_bits) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  if (qualifiers.types.size() != 2) {
+    lowering.error(instruction.location, instruction.opcode + " needs the types of a and b");
+    return;
+  }
+  ScalarType a_type = qualifiers.types[0];
+  ScalarType b_type = qualifiers.types[1];
+  Value* a = lowering.read(instruction.operands[1], a_type);
+  Value* b = lowering.read(instruction.operands[2], b_type);
+  Value* sum = lowering.read(instruction.operands[3], ScalarType::b32);
+  uint32_t lanes = 32 / a_lane_bits;
+  uint32_t first_b_lane = qualifiers.high ? 2 : 0;
+  auto lane = [&](Value* word, uint32_t index, uint32_t bits, bool signed_lane) {
+    Value* narrow = builder.CreateTrunc(builder.CreateLShr(word, index * bits), builder.getIntNTy(bits));
+    return builder.CreateIntCast(narrow, builder.getInt32Ty(), signed_lane);
+  };
+  for (uint32_t index = 0; index < lanes; ++index) {
+    Value* product = builder.CreateMul(lane(a, index, a_lane_bits, is_signed(a_type)),
+                                       lane(b, first_b_lane + index, 8, is_signed(b_type)));
+    sum = builder.CreateAdd(sum, product);
+  }
+  bool signed_result = is_signed(a_type) || is_signed(b_type);
+  lowering.write(instruction.operands[0], sum, signed_result ? ScalarType::s32 : ScalarType::u32);
+}
+
+void lower_dp4a(FunctionLowering& lowering, const Instruction& instruction) { lower_dot_product(lowering, instruction, 8); }
+void lower_dp2a(FunctionLowering& lowering, const Instruction& instruction) { lower_dot_product(lowering, instruction, 16); }
+
 void add_arithmetic_lowerings(LoweringTable& table) {
   table["add"] = lower_add;
   table["sub"] = lower_sub;
@@ -402,6 +435,8 @@ void add_arithmetic_lowerings(LoweringTable& table) {
   table["mad"] = lower_mad;
   table["madc"] = lower_madc;
   table["mul24"] = lower_mul24;
+  table["dp4a"] = lower_dp4a;
+  table["dp2a"] = lower_dp2a;
   table["mad24"] = lower_mad24;
   table["fma"] = lower_fma;
   table["div"] = lower_div;

@@ -1,5 +1,8 @@
 // Logic and bit manipulation: and or xor not cnot, shifts (PTX clamps large shift amounts
-// where LLVM would produce poison), funnel shifts, popc clz brev bfind bfe bfi prmt lop3.
+// where LLVM would produce poison), funnel shifts, popc clz brev bfind bfe bfi prmt lop3 bmsk szext.
+#include <algorithm>
+#include <array>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/instruction_lowering.h"
@@ -180,17 +183,38 @@ void lower_bfi(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], builder.CreateSelect(inside, inserted, base), type);
 }
 
-// prmt d, a, b, c (default mode): each result byte picks one of the eight bytes of b:a by a
-// selector nibble of c, optionally replicating that byte's sign bit.
+// The byte-select modes of prmt, each written as the default-mode control words that its four
+// selector values (c & 3) stand for, in the PTX ISA's table order d.b3 d.b2 d.b1 d.b0.
+struct PermuteMode {
+  std::string_view name;
+  std::array<uint32_t, 4> controls;
+};
+constexpr PermuteMode permute_modes[] = {
+    {"f4e", {0x3210, 0x4321, 0x5432, 0x6543}}, {"b4e", {0x5670, 0x6701, 0x7012, 0x0123}},
+    {"rc8", {0x0000, 0x1111, 0x2222, 0x3333}}, {"ecl", {0x3210, 0x3211, 0x3222, 0x3333}},
+    {"ecr", {0x0000, 0x1110, 0x2210, 0x3210}}, {"rc16", {0x1010, 0x3232, 0x1010, 0x3232}},
+};
+
+// prmt d, a, b, c: each result byte picks one of the eight bytes of b:a by a selector nibble
+// of the control word, optionally replicating that byte's sign bit (default mode only). A mode
+// turns c's two low bits into the control word of its table.
 void lower_prmt(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
+  Value* selectors = lowering.read(instruction.operands[3], ScalarType::b32);
   if (!instruction.qualifiers.other.empty()) {
-    lowering.error(instruction.location, "prmt ." + instruction.qualifiers.other[0] + " is not supported yet");
-    return;
+    const std::string& mode_name = instruction.qualifiers.other[0];
+    const PermuteMode* mode = nullptr;
+    for (const PermuteMode& candidate : permute_modes)
+      if (candidate.name == mode_name) mode = &candidate;
+    if (mode == nullptr) {
+      lowering.error(instruction.location, "prmt ." + mode_name + " is not a prmt mode");
+      return;
+    }
+    Value* controls = llvm::ConstantDataVector::get(builder.getContext(), llvm::ArrayRef<uint32_t>(mode->controls));
+    selectors = builder.CreateExtractElement(controls, builder.CreateAnd(selectors, 3));
   }
   Value* a = builder.CreateZExt(lowering.read(instruction.operands[1], ScalarType::b32), builder.getInt64Ty());
   Value* b = builder.CreateZExt(lowering.read(instruction.operands[2], ScalarType::b32), builder.getInt64Ty());
-  Value* selectors = lowering.read(instruction.operands[3], ScalarType::b32);
   Value* source = builder.CreateOr(a, builder.CreateShl(b, 32));
   Value* result = builder.getInt32(0);
   for (uint32_t index = 0; index < 4; ++index) {
@@ -203,6 +227,45 @@ void lower_prmt(FunctionLowering& lowering, const Instruction& instruction) {
     result = builder.CreateOr(result, builder.CreateShl(builder.CreateZExt(byte, builder.getInt32Ty()), 8 * index));
   }
   lowering.write(instruction.operands[0], result, ScalarType::b32);
+}
+
+// A u32 bit count as bmsk and szext read it: .clamp caps it at 32, .wrap takes it modulo 32.
+Value* bit_count(FunctionLowering& lowering, const Instruction& instruction, const Operand& operand) {
+  auto& builder = lowering.builder();
+  Value* count = lowering.read(operand, ScalarType::u32);
+  const auto& other = instruction.qualifiers.other;
+  bool wrap = std::find(other.begin(), other.end(), "wrap") != other.end();
+  return wrap ? builder.CreateAnd(count, 31) : builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, count, builder.getInt32(32));
+}
+
+// All ones shifted left by `amount` in 0..64 bits of a 64-bit word, so 32 and more give zero
+// in the low half without the poison a 32-bit shift by 32 would be.
+Value* ones_from(llvm::IRBuilder<>& builder, Value* amount) {
+  return builder.CreateShl(builder.getInt64(~uint64_t{0}), builder.CreateZExt(amount, builder.getInt64Ty()));
+}
+
+// bmsk.mode.b32 d, a, b: the mask of b bits starting at bit a, cut off at bit 31.
+void lower_bmsk(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  Value* start = bit_count(lowering, instruction, instruction.operands[1]);
+  Value* width = bit_count(lowering, instruction, instruction.operands[2]);
+  Value* mask = builder.CreateAnd(ones_from(builder, start), builder.CreateNot(ones_from(builder, builder.CreateAdd(start, width))));
+  lowering.write(instruction.operands[0], builder.CreateTrunc(mask, builder.getInt32Ty()), ScalarType::b32);
+}
+
+// szext.mode.type d, a, b: the low b bits of a, sign-extended (.s32) or zero-extended (.u32);
+// zero bits give zero.
+void lower_szext(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  Value* value = lowering.read(instruction.operands[1], type);
+  Value* width = bit_count(lowering, instruction, instruction.operands[2]);
+  // A zero width would shift by 32 (poison); it is masked here and replaced by zero below.
+  Value* unused = builder.CreateAnd(builder.CreateSub(builder.getInt32(32), width), 31);
+  Value* shifted = builder.CreateShl(value, unused);
+  Value* extended = is_signed(type) ? builder.CreateAShr(shifted, unused) : builder.CreateLShr(shifted, unused);
+  Value* result = builder.CreateSelect(builder.CreateICmpEQ(width, builder.getInt32(0)), builder.getInt32(0), extended);
+  lowering.write(instruction.operands[0], result, type);
 }
 
 // lop3 d, a, b, c, table: any three-input function; bit i of the table is the result for
@@ -250,6 +313,8 @@ void add_bitwise_lowerings(LoweringTable& table) {
   table["bfi"] = lower_bfi;
   table["prmt"] = lower_prmt;
   table["lop3"] = lower_lop3;
+  table["bmsk"] = lower_bmsk;
+  table["szext"] = lower_szext;
 }
 
 }  // namespace xcuda::ptx

@@ -1,4 +1,6 @@
-// setp (with the optional .and/.or/.xor combining predicate and the p|q pair) and selp.
+// setp (with the optional .and/.or/.xor combining predicate and the p|q pair), set, selp, slct.
+#include <bit>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/floating_point.h"
@@ -55,30 +57,46 @@ Value* combine(llvm::IRBuilder<>& builder, Operation operation, Value* compariso
   }
 }
 
-void lower_setp(FunctionLowering& lowering, const Instruction& instruction) {
-  auto& builder = lowering.builder();
+// The comparison `a op b` of operands 1 and 2 in `type`, or nullptr after reporting why not.
+Value* compare_operands(FunctionLowering& lowering, const Instruction& instruction, ScalarType type) {
   const Qualifiers& qualifiers = instruction.qualifiers;
-  ScalarType type = qualifiers.types[0];
   if (type == ScalarType::f16x2 || type == ScalarType::bf16x2) {
-    lowering.error(instruction.location, "setp on packed halves is not supported yet");
-    return;
+    lowering.error(instruction.location, instruction.opcode + " on packed halves is not supported yet");
+    return nullptr;
   }
   bool floating = is_float(type);
   auto predicate = floating ? float_predicate(qualifiers.comparison) : integer_predicate(qualifiers.comparison, is_signed(type));
   if (!predicate) {
-    lowering.error(instruction.location, "setp needs a comparison valid for ." + std::string(name_of(type)));
-    return;
+    lowering.error(instruction.location, instruction.opcode + " needs a comparison valid for ." + std::string(name_of(type)));
+    return nullptr;
   }
+  auto& builder = lowering.builder();
   Value* a = floating ? read_float(lowering, instruction.operands[1], type, qualifiers.ftz) : lowering.read(instruction.operands[1], type);
   Value* b = floating ? read_float(lowering, instruction.operands[2], type, qualifiers.ftz) : lowering.read(instruction.operands[2], type);
-  Value* comparison = floating ? builder.CreateFCmp(*predicate, a, b) : builder.CreateICmp(*predicate, a, b);
-  bool combines = qualifiers.operation != Operation::none;
-  if (combines != (instruction.operands.size() == 4)) {
-    lowering.error(instruction.location, combines ? "setp with .and/.or/.xor needs a predicate operand"
-                                                  : "setp takes a fourth operand only with .and/.or/.xor");
-    return;
+  return floating ? builder.CreateFCmp(*predicate, a, b) : builder.CreateICmp(*predicate, a, b);
+}
+
+// The optional combining predicate (operand 3), or nullptr when the instruction has none;
+// `ok` turns false after reporting an operand count that does not match the modifiers.
+Value* combining_predicate(FunctionLowering& lowering, const Instruction& instruction, bool& ok) {
+  bool combines = instruction.qualifiers.operation != Operation::none;
+  ok = combines == (instruction.operands.size() == 4);
+  if (!ok) {
+    lowering.error(instruction.location, instruction.opcode + (combines ? " with .and/.or/.xor needs a predicate operand"
+                                                                        : " takes a fourth operand only with .and/.or/.xor"));
+    return nullptr;
   }
-  Value* other = combines ? lowering.read(instruction.operands[3], ScalarType::pred) : nullptr;
+  return combines ? lowering.read(instruction.operands[3], ScalarType::pred) : nullptr;
+}
+
+void lower_setp(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  Value* comparison = compare_operands(lowering, instruction, qualifiers.types[0]);
+  if (comparison == nullptr) return;
+  bool ok = true;
+  Value* other = combining_predicate(lowering, instruction, ok);
+  if (!ok) return;
   const Operand& destination = instruction.operands[0];
   if (destination.kind == Operand::Kind::predicate_pair) {
     lowering.write(destination.elements[0], combine(builder, qualifiers.operation, comparison, other), ScalarType::pred);
@@ -89,12 +107,57 @@ void lower_setp(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(destination, combine(builder, qualifiers.operation, comparison, other), ScalarType::pred);
 }
 
+// set.cmp.dtype.stype d, a, b: like setp, but the outcome is a value: all ones (integer
+// destinations) or 1.0f (.f32), and zero when false.
+void lower_set(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType destination = qualifiers.types[0];
+  if (qualifiers.types.size() != 2 || bit_width(destination) != 32) {
+    lowering.error(instruction.location, "set needs a .u32, .s32 or .f32 destination type and a source type");
+    return;
+  }
+  Value* comparison = compare_operands(lowering, instruction, qualifiers.types[1]);
+  if (comparison == nullptr) return;
+  bool ok = true;
+  Value* other = combining_predicate(lowering, instruction, ok);
+  if (!ok) return;
+  Value* outcome = combine(builder, qualifiers.operation, comparison, other);
+  Value* true_bits = builder.getInt32(is_float(destination) ? std::bit_cast<uint32_t>(1.0f) : ~0u);
+  lowering.write(instruction.operands[0], builder.CreateBitCast(builder.CreateSelect(outcome, true_bits, builder.getInt32(0)),
+                                                                lowering.type_of(destination)),
+                 destination);
+}
+
 void lower_selp(FunctionLowering& lowering, const Instruction& instruction) {
   ScalarType type = instruction.qualifiers.types[0];
   Value* a = lowering.read(instruction.operands[1], type);
   Value* b = lowering.read(instruction.operands[2], type);
   Value* condition = lowering.read(instruction.operands[3], ScalarType::pred);
   lowering.write(instruction.operands[0], lowering.builder().CreateSelect(condition, a, b), type);
+}
+
+// slct.dtype.ctype d, a, b, c: a when c >= 0, else b; a NaN c compares unordered and picks b,
+// and -0.0 picks a.
+void lower_slct(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types[0];
+  ScalarType control_type = qualifiers.types.size() == 2 ? qualifiers.types[1] : ScalarType::s32;
+  if (control_type != ScalarType::s32 && control_type != ScalarType::f32) {
+    lowering.error(instruction.location, "slct's last type must be .s32 or .f32");
+    return;
+  }
+  Value* a = lowering.read(instruction.operands[1], type);
+  Value* b = lowering.read(instruction.operands[2], type);
+  Value* condition;
+  if (control_type == ScalarType::f32) {
+    Value* control = read_float(lowering, instruction.operands[3], control_type, qualifiers.ftz);
+    condition = builder.CreateFCmpOGE(control, llvm::ConstantFP::get(control->getType(), 0.0));
+  } else {
+    condition = builder.CreateICmpSGE(lowering.read(instruction.operands[3], control_type), builder.getInt32(0));
+  }
+  lowering.write(instruction.operands[0], builder.CreateSelect(condition, a, b), type);
 }
 
 // testp.op p, a: classifies a float.
@@ -125,7 +188,9 @@ void lower_testp(FunctionLowering& lowering, const Instruction& instruction) {
 
 void add_comparison_lowerings(LoweringTable& table) {
   table["setp"] = lower_setp;
+  table["set"] = lower_set;
   table["selp"] = lower_selp;
+  table["slct"] = lower_slct;
   table["testp"] = lower_testp;
 }
 

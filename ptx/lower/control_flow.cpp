@@ -46,8 +46,12 @@ bool has_word(const Instruction& instruction, std::string_view word) {
 // with the fallback execution model.
 void lower_barrier(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
+  if (has_word(instruction, "warp")) {
+    lower_warp_barrier(lowering, instruction);
+    return;
+  }
   bool is_sync = has_word(instruction, "sync") || (instruction.opcode == "barrier" && instruction.qualifiers.other.empty());
-  if (has_word(instruction, "warp") || !is_sync || has_word(instruction, "red") || has_word(instruction, "arrive") ||
+  if (!is_sync || has_word(instruction, "red") || has_word(instruction, "arrive") ||
       instruction.operands.size() > 1) {
     lowering.error(instruction.location, "this form of '" + instruction.opcode + "' is not supported yet");
     return;

@@ -1,5 +1,5 @@
-// cvt between integer widths, between integers and floats, and between float widths, with
-// PTX's rounding modifiers, saturation and flush-to-zero.
+// cvt between integer widths, between integers and floats, and between float widths, with PTX's
+// rounding modifiers, saturation and flush-to-zero; and cvt.rn packing two f32 into f16x2/bf16x2.
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/floating_point.h"
@@ -36,6 +36,35 @@ std::optional<llvm::Intrinsic::ID> integral_rounding(Rounding rounding) {
   }
 }
 
+// cvt.rn.f16x2.f32 d, a, b (and .bf16x2): a rounded into the upper half of d, b into the lower.
+void lower_pack(FunctionLowering& lowering, const Instruction& instruction, ScalarType destination) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  if (instruction.operands.size() != 3 || qualifiers.rounding != Rounding::rn || !qualifiers.other.empty() ||
+      qualifiers.saturate || qualifiers.ftz) {
+    lowering.error(instruction.location, "this form of cvt is not supported yet");
+    return;
+  }
+  Value* packed = builder.getInt32(0);
+  for (uint32_t index = 0; index < 2; ++index) {
+    Value* value = read_float(lowering, instruction.operands[1 + index], ScalarType::f32, false);
+    Value* half_bits;
+    if (destination == ScalarType::f16x2) {
+      Value* rounded = canonicalize_nan(lowering, builder.CreateFPTrunc(value, builder.getHalfTy()));
+      half_bits = builder.CreateZExt(builder.CreateBitCast(rounded, builder.getInt16Ty()), builder.getInt32Ty());
+    } else {
+      // bf16 is the top half of an f32, so rounding to nearest even is integer arithmetic on the
+      // bits; LLVM's x86 fptrunc to bfloat flushes f32 subnormals, which the GPU keeps.
+      Value* pattern = builder.CreateBitCast(value, builder.getInt32Ty());
+      Value* tie_to_even = builder.CreateAnd(builder.CreateLShr(pattern, 16), 1);
+      Value* rounded = builder.CreateLShr(builder.CreateAdd(pattern, builder.CreateAdd(tie_to_even, builder.getInt32(0x7FFF))), 16);
+      half_bits = builder.CreateSelect(builder.CreateFCmpUNO(value, value), builder.getInt32(0x7FFF), rounded);
+    }
+    packed = builder.CreateOr(packed, builder.CreateShl(half_bits, index == 0 ? 16 : 0));
+  }
+  lowering.write(instruction.operands[0], packed, ScalarType::b32);
+}
+
 void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
@@ -51,6 +80,14 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
   bool float_source = is_float(source);
   Rounding rounding = qualifiers.rounding;
   bool integer_rounding = rounding >= Rounding::rni;
+  if ((destination == ScalarType::f16x2 || destination == ScalarType::bf16x2) && source == ScalarType::f32) {
+    lower_pack(lowering, instruction, destination);
+    return;
+  }
+  if (instruction.operands.size() != 2) {
+    lowering.error(instruction.location, "cvt takes two operands except when it packs two f32 into halves");
+    return;
+  }
   if (destination == ScalarType::f16x2 || destination == ScalarType::bf16x2 || source == ScalarType::f16x2 ||
       source == ScalarType::bf16x2 || !qualifiers.other.empty()) {
     lowering.error(instruction.location, "this form of cvt is not supported yet");

@@ -21,10 +21,12 @@ void add_memory_lowerings(LoweringTable& table);
 void add_atomic_lowerings(LoweringTable& table);
 void add_control_flow_lowerings(LoweringTable& table);
 void add_call_lowerings(LoweringTable& table);
+void add_warp_lowerings(LoweringTable& table);
 
 const LoweringTable& lowering_table();
 
 // Shared by several families.
 llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& operand);
+void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instruction);
 
 }  // namespace xcuda::ptx

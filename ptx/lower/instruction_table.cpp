@@ -14,6 +14,7 @@ const LoweringTable& lowering_table() {
     add_atomic_lowerings(entries);
     add_control_flow_lowerings(entries);
     add_call_lowerings(entries);
+    add_warp_lowerings(entries);
     return entries;
   }();
   return table;

@@ -21,6 +21,14 @@ inline constexpr const char* shared_base = "xcuda.shared_base";  // ptr (ptr con
 inline constexpr const char* barrier = "xcuda.barrier";          // void (ptr context, i32 id)
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 
+// Warp collectives meet at an exchange: every lane of the warp that reaches it offers a value
+// and, once all have arrived, may read any arriving lane's offer. The target decides how the
+// lanes meet (the host target cuts the kernel there, as at a block barrier).
+// i32 (ptr context, i64 offer): the lanes of the warp that arrived together, as a lane mask.
+inline constexpr const char* warp_exchange = "xcuda.warp.exchange";
+// i64 (ptr context, i32 lane): what `lane` offered at the thread's last exchange.
+inline constexpr const char* warp_peer = "xcuda.warp.peer";
+
 // Function attribute marking a PTX .extern .func (vprintf, __assertfail, malloc …): the target
 // provides it or reports it missing. Other declarations are C library functions the lowering
 // calls on purpose (tanhf).

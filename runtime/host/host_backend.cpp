@@ -1,10 +1,12 @@
 #include "runtime/host/host_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include <spdlog/fmt/fmt.h>
 
+#include "runtime/environment.h"
 #include "runtime/host/host_loader.h"
 #include "runtime/host/host_properties.h"
 #include "runtime/host/host_queue.h"
@@ -17,24 +19,40 @@ namespace {
 // cudaMalloc guarantees 256 bytes; kernels and libraries rely on it for vector access.
 constexpr size_t allocation_alignment = 256;
 
-Status check_device(int device) {
-  if (device == 0) return {};
-  return make_error(ErrorCode::invalid_value, "the host backend has one device; device " +
-                                                  std::to_string(device) + " does not exist");
-}
-
 }  // namespace
 
 HostBackend::HostBackend(const HostBackendOptions& options) {
-  unsigned workers = options.worker_count ? options.worker_count : host::usable_core_count();
-  properties_ = host::describe_host_cpu(options.compute_major, options.compute_minor, workers);
-  pool_ = std::make_shared<host::WorkerPool>(workers);
-  logger().debug("host device: {}, {} workers", properties_.name, workers);
+  const unsigned device_count =
+      options.device_count ? options.device_count : environment().host_devices;
+  const unsigned workers = options.worker_count ? options.worker_count : host::usable_core_count();
+  devices_.resize(device_count);
+  for (unsigned index = 0; index < device_count; ++index) {
+    // The cores are shared out as evenly as they go, every device getting at least one worker.
+    unsigned share =
+        std::max(workers / device_count + (index < workers % device_count ? 1 : 0), 1u);
+    Device& device = devices_[index];
+    device.properties = host::describe_host_cpu(options.compute_major, options.compute_minor,
+                                                share, index);
+    device.pool = std::make_shared<host::WorkerPool>(share);
+    logger().debug("host device {}: {}, {} workers", index, device.properties.name, share);
+  }
+}
+
+const DeviceProperties& HostBackend::properties(int device) const {
+  return check_device(device) ? devices_[static_cast<size_t>(device)].properties
+                              : devices_.front().properties;
+}
+
+Status HostBackend::check_device(int device) const {
+  if (device >= 0 && device < device_count()) return {};
+  return make_error(ErrorCode::invalid_value,
+                    fmt::format("the host backend has {} device(s); device {} does not exist",
+                                device_count(), device));
 }
 
 HostBackend::~HostBackend() {
   std::lock_guard lock(allocations_mutex_);
-  for (auto& [pointer, bytes] : allocations_) std::free(pointer);
+  for (auto& [pointer, device] : allocations_) std::free(pointer);
 }
 
 Expected<void*> HostBackend::allocate(int device, size_t bytes) {
@@ -49,7 +67,7 @@ Expected<void*> HostBackend::allocate(int device, size_t bytes) {
     return make_error(ErrorCode::out_of_memory,
                       "out of host memory allocating " + std::to_string(bytes) + " bytes");
   std::lock_guard lock(allocations_mutex_);
-  allocations_.emplace(pointer, bytes);
+  allocations_.emplace(pointer, device);
   return pointer;
 }
 
@@ -57,9 +75,11 @@ Status HostBackend::release(int device, void* pointer) {
   if (Status status = check_device(device); !status) return status;
   {
     std::lock_guard lock(allocations_mutex_);
-    if (allocations_.erase(pointer) == 0)
+    auto found = allocations_.find(pointer);
+    if (found == allocations_.end() || found->second != device)
       return make_error(ErrorCode::invalid_value,
-                        fmt::format("{} is not an allocation of this device", pointer));
+                        fmt::format("{} is not an allocation of device {}", pointer, device));
+    allocations_.erase(found);
   }
   std::free(pointer);
   return {};
@@ -67,8 +87,9 @@ Status HostBackend::release(int device, void* pointer) {
 
 std::unique_ptr<Queue> HostBackend::create_queue(int device) {
   if (!check_device(device)) return nullptr;
+  const Device& chosen = devices_[static_cast<size_t>(device)];
   return std::make_unique<host::HostQueue>(
-      pool_, static_cast<uint32_t>(properties_.shared_memory_per_block_optin));
+      chosen.pool, static_cast<uint32_t>(chosen.properties.shared_memory_per_block_optin));
 }
 
 Expected<std::unique_ptr<LoadedModule>> HostBackend::load_module(int device,

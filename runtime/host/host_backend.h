@@ -1,12 +1,14 @@
-// The host backend: the machine's own CPU cores as one CUDA device. Device memory is host
-// memory (a device pointer is a host pointer), kernels are compiled for the CPU and run a block
-// at a time on persistent worker threads.
+// The host backend: the machine's own CPU cores as CUDA devices, one by default or several
+// splitting the cores between them (so multi-GPU code paths can run on one machine). Device
+// memory is host memory (a device pointer is a host pointer, which every device can reach),
+// kernels are compiled for the CPU and run a block at a time on each device's worker threads.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/backend.h"
 
@@ -20,7 +22,8 @@ class WorkerPool;
 struct HostBackendOptions {
   int compute_major = 8;
   int compute_minor = 6;
-  unsigned worker_count = 0;  // 0: one per core the process may run on
+  unsigned worker_count = 0;  // 0: one per core the process may run on; split among devices
+  unsigned device_count = 0;  // 0: as many as XCUDA_HOST_DEVICES asks for
 };
 
 class HostBackend final : public Backend {
@@ -29,25 +32,31 @@ class HostBackend final : public Backend {
   ~HostBackend() override;
 
   std::string_view name() const override { return "host"; }
-  int device_count() const override { return 1; }
-  // There is one device; any index answers for it.
-  const DeviceProperties& properties(int) const override { return properties_; }
+  int device_count() const override { return static_cast<int>(devices_.size()); }
+  // An index out of range answers for device 0: callers check indices against device_count().
+  const DeviceProperties& properties(int device) const override;
 
   Expected<void*> allocate(int device, size_t bytes) override;
   Status release(int device, void* pointer) override;
 
-  // nullptr for a device other than 0.
+  // nullptr for a device that does not exist.
   std::unique_ptr<Queue> create_queue(int device) override;
   Expected<std::unique_ptr<LoadedModule>> load_module(int device,
                                                       ptx::CompileResult compiled) override;
   ptx::Target compile_target() const override { return ptx::Target::host; }
 
  private:
-  DeviceProperties properties_;
-  std::shared_ptr<host::WorkerPool> pool_;
+  struct Device {
+    DeviceProperties properties;
+    std::shared_ptr<host::WorkerPool> pool;
+  };
+
+  Status check_device(int device) const;
+
+  std::vector<Device> devices_;
 
   std::mutex allocations_mutex_;
-  std::unordered_map<void*, size_t> allocations_;  // live allocations and their sizes
+  std::unordered_map<void*, int> allocations_;  // live allocations and their devices
 
   std::mutex loader_mutex_;
   std::shared_ptr<host::HostLoader> loader_;  // started by the first module load

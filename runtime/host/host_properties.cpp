@@ -77,8 +77,9 @@ uint64_t fnv1a(std::string_view text, uint64_t hash) {
 }
 
 // Stable for a machine and CPU across runs, distinct between machines, as a GPU's UUID is.
-void machine_uuid(std::string_view cpu_model, uint8_t (&uuid)[16]) {
+void machine_uuid(std::string_view cpu_model, unsigned device_index, uint8_t (&uuid)[16]) {
   std::string identity = first_line("/etc/machine-id") + '\n' + std::string(cpu_model);
+  if (device_index > 0) identity += '\n' + std::to_string(device_index);
   uint64_t halves[2] = {fnv1a(identity, 0xcbf29ce484222325ull),
                         fnv1a(identity, 0x84222325cbf29ce4ull)};
   for (int i = 0; i < 16; ++i) uuid[i] = static_cast<uint8_t>(halves[i / 8] >> (8 * (i % 8)));
@@ -96,11 +97,13 @@ unsigned usable_core_count() {
   return std::max(std::thread::hardware_concurrency(), 1u);
 }
 
-DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigned worker_count) {
+DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigned worker_count,
+                                   unsigned device_index) {
   DeviceProperties properties;
   std::string model = cpuinfo_value("model name");
   properties.name = "xcuda host: " + (model.empty() ? std::string("CPU") : model);
-  machine_uuid(model, properties.uuid);
+  machine_uuid(model, device_index, properties.uuid);
+  properties.pci_bus_id = clamp_to_int(device_index);
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page_size > 0)
@@ -111,8 +114,12 @@ DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigne
   properties.clock_rate_khz = clock_rate_khz();
   properties.l2_cache_bytes = last_level_cache_bytes();
   properties.integrated = true;
-  // One grid owns the workers at a time.
-  properties.concurrent_kernels = false;
+  // A worker runs one block at a time: each is a multiprocessor holding one block, which is
+  // what the occupancy calculator and cooperative launches must count with.
+  properties.max_blocks_per_multiprocessor = 1;
+  properties.max_threads_per_multiprocessor = properties.max_threads_per_block;
+  // Grids of different streams share the workers.
+  properties.concurrent_kernels = true;
   return properties;
 }
 

@@ -77,6 +77,8 @@ struct WorkerPool::Grid {
   uint64_t shared_bytes = 0;
   uint64_t grid_id = 0;
   std::atomic<uint64_t> next_block{0};
+  unsigned helpers_wanted = 0;  // helpers still to join, guarded by the pool's state_mutex_
+  unsigned helpers_active = 0;  // helpers running its blocks, guarded by the pool's state_mutex_
 
   std::mutex failure_mutex;
   bool failed = false;  // guarded by failure_mutex
@@ -95,10 +97,11 @@ uint8_t* WorkerPool::SharedMemory::reserve(size_t bytes) {
   return memory;
 }
 
-WorkerPool::WorkerPool(unsigned worker_count) : shared_memory_(std::max(worker_count, 1u)) {
+WorkerPool::WorkerPool(unsigned worker_count)
+    : shared_memory_(std::max(worker_count, 1u) - 1), worker_count_(std::max(worker_count, 1u)) {
   install_fault_handlers();
-  threads_.reserve(shared_memory_.size() - 1);
-  for (unsigned slot = 1; slot < shared_memory_.size(); ++slot)
+  threads_.reserve(shared_memory_.size());
+  for (unsigned slot = 1; slot < worker_count_; ++slot)
     threads_.emplace_back([this, slot] { serve(slot); });
 }
 
@@ -112,22 +115,20 @@ WorkerPool::~WorkerPool() {
 }
 
 Status WorkerPool::run(const GridWork& work) {
-  std::lock_guard launch_lock(launch_mutex_);
   Grid grid(work);
   grid.block_count = uint64_t{work.shape.grid[0]} * work.shape.grid[1] * work.shape.grid[2];
   // The compiler places the dynamic part after the static variables at a 16-byte boundary.
   grid.shared_bytes = round_up(work.static_shared_bytes, 16) + work.shape.dynamic_shared_bytes;
-  grid.grid_id = ++grid_count_;
+  grid.grid_id = grid_count_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (grid.block_count == 0) return {};
 
-  unsigned helpers =
+  const auto helpers =
       static_cast<unsigned>(std::min<uint64_t>(grid.block_count - 1, threads_.size()));
   if (helpers > 0) {
     {
       std::lock_guard lock(state_mutex_);
-      grid_ = &grid;
-      helpers_wanted_ = helpers;
-      ++generation_;
+      grid.helpers_wanted = helpers;
+      grids_.push_back(&grid);
     }
     if (helpers == threads_.size()) {
       work_ready_.notify_all();
@@ -136,15 +137,17 @@ Status WorkerPool::run(const GridWork& work) {
     }
   }
 
+  // Each launching thread (a stream's) has shared memory of its own: grids run side by side.
+  thread_local SharedMemory launcher_shared_memory;
   prepare_thread_for_faults();
-  execute(grid, 0);
+  execute(grid, 0, launcher_shared_memory);
 
   if (helpers > 0) {
     // A helper that has not joined yet must not join now: `grid` is about to go away.
     std::unique_lock lock(state_mutex_);
-    helpers_wanted_ = 0;
-    grid_ = nullptr;
-    work_done_.wait(lock, [this] { return helpers_active_ == 0; });
+    std::erase(grids_, &grid);
+    grid.helpers_wanted = 0;
+    work_done_.wait(lock, [&] { return grid.helpers_active == 0; });
   }
 
   std::lock_guard lock(grid.failure_mutex);
@@ -152,26 +155,31 @@ Status WorkerPool::run(const GridWork& work) {
   return {};
 }
 
+WorkerPool::Grid* WorkerPool::grid_needing_help() {
+  for (Grid* grid : grids_)
+    if (grid->helpers_wanted > 0 &&
+        grid->next_block.load(std::memory_order_relaxed) < grid->block_count)
+      return grid;
+  return nullptr;
+}
+
 void WorkerPool::serve(unsigned slot) {
   prepare_thread_for_faults();
-  uint64_t seen_generation = 0;
   std::unique_lock lock(state_mutex_);
   for (;;) {
-    work_ready_.wait(
-        lock, [&] { return stopping_ || (helpers_wanted_ > 0 && generation_ != seen_generation); });
+    Grid* grid = nullptr;
+    work_ready_.wait(lock, [&] { return stopping_ || (grid = grid_needing_help()) != nullptr; });
     if (stopping_) return;
-    seen_generation = generation_;
-    --helpers_wanted_;
-    ++helpers_active_;
-    Grid* grid = grid_;
+    --grid->helpers_wanted;
+    ++grid->helpers_active;
     lock.unlock();
-    execute(*grid, slot);
+    execute(*grid, slot, shared_memory_[slot - 1]);
     lock.lock();
-    if (--helpers_active_ == 0) work_done_.notify_one();
+    if (--grid->helpers_active == 0) work_done_.notify_all();
   }
 }
 
-void WorkerPool::execute(Grid& grid, unsigned slot) {
+void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory) {
   const LaunchShape& shape = grid.work.shape;
   BlockFrame frame{};
   for (int axis = 0; axis < 3; ++axis) {
@@ -179,7 +187,7 @@ void WorkerPool::execute(Grid& grid, unsigned slot) {
     frame.grid_dim[axis] = shape.grid[axis];
   }
   frame.dynamic_shared_bytes = shape.dynamic_shared_bytes;
-  frame.shared_memory = shared_memory_[slot].reserve(grid.shared_bytes);
+  frame.shared_memory = shared_memory.reserve(grid.shared_bytes);
   frame.sm_index = slot;
   frame.sm_count = worker_count();
   frame.grid_id = grid.grid_id;

@@ -1,9 +1,14 @@
-// The host device's multiprocessors: persistent worker threads that run the blocks of one grid
-// at a time. The thread that launches works as one of them, so a one-block launch wakes nobody.
+// The host device's multiprocessors: persistent worker threads that run the blocks of the grids
+// launched on the device. The thread that launches a grid always works on it, so a one-block
+// launch wakes nobody, and every grid makes progress even while other grids (from other streams)
+// keep all helpers busy: a kernel spinning on a flag that a kernel of another stream sets does
+// not deadlock.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -35,12 +40,12 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  unsigned worker_count() const { return static_cast<unsigned>(shared_memory_.size()); }
+  unsigned worker_count() const { return worker_count_; }
 
   // Runs every block of the grid and returns when all are done. Blocks start in increasing
   // linear order (x fastest), so a block may wait on one started before it. The first block to
-  // fail stops blocks not yet started and its error is returned. Launches from several threads
-  // take turns: one grid owns the workers at a time.
+  // fail stops blocks not yet started and its error is returned. Grids launched from several
+  // threads run at the same time; idle helpers join the oldest grid that has blocks left.
   Status run(const GridWork& work);
 
  private:
@@ -60,21 +65,21 @@ class WorkerPool {
   };
 
   void serve(unsigned slot);
-  void execute(Grid& grid, unsigned slot);
+  // A grid with blocks left that still wants helpers, oldest first; nullptr if none.
+  Grid* grid_needing_help();
+  void execute(Grid& grid, unsigned slot, SharedMemory& shared_memory);
 
-  std::vector<SharedMemory> shared_memory_;  // one per worker; slot 0 is the launching thread's
+  // One per helper, at slot - 1; launching threads keep theirs in thread-local storage.
+  std::vector<SharedMemory> shared_memory_;
+  unsigned worker_count_;
 
-  std::mutex launch_mutex_;  // held by the launching thread for a whole grid
-  uint64_t grid_count_ = 0;  // guarded by launch_mutex_
+  std::atomic<uint64_t> grid_count_{0};
 
   std::mutex state_mutex_;
   std::condition_variable work_ready_;
   std::condition_variable work_done_;
-  Grid* grid_ = nullptr;         // the grid being run, guarded by state_mutex_
-  uint64_t generation_ = 0;      // bumped per grid so a worker joins each grid at most once
-  unsigned helpers_wanted_ = 0;  // workers still to join the current grid
-  unsigned helpers_active_ = 0;  // workers running blocks of the current grid
-  bool stopping_ = false;
+  std::deque<Grid*> grids_;  // grids still accepting helpers, in launch order; state_mutex_
+  bool stopping_ = false;    // guarded by state_mutex_
 
   std::vector<std::thread> threads_;
 };

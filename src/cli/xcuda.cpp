@@ -1,4 +1,5 @@
-// The xcuda command: run a CUDA program on xcuda, compile PTX ahead of time, describe devices.
+// The xcuda command: run a CUDA program on xcuda, compile PTX ahead of time, describe devices,
+// look inside fatbins.
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,21 +13,29 @@
 #include <vector>
 
 #include "ptx/compiler.h"
-#include "runtime/backend.h"
+#include "src/cli/commands.h"
 
+namespace xcuda::cli {
 namespace {
 
 constexpr std::string_view usage =
     "usage:\n"
-    "  xcuda run -- PROGRAM [ARGUMENTS...]     run a CUDA program on xcuda's libcuda.so.1\n"
+    "  xcuda run [--backend host|hip] -- PROGRAM [ARGUMENTS...]\n"
+    "                                         run a CUDA program on xcuda's libcuda.so.1\n"
     "  xcuda compile --target host FILE.ptx -o OUTPUT.o\n"
     "                                         compile PTX; report every problem as file:line:col\n"
-    "  xcuda info                             list the backend and its devices\n";
+    "  xcuda info                             list the backend, its devices and the code cache\n"
+    "  xcuda dump FILE [-o DIRECTORY]         list the fatbins in FILE; extract their PTX\n"
+    "  xcuda precompile FILE...               compile every module in FILEs into the code cache\n";
+
+}  // namespace
 
 int fail_usage(std::string_view message) {
   std::cerr << "xcuda: " << message << "\n" << usage;
   return 2;
 }
+
+namespace {
 
 // build/bin/xcuda finds build/lib/libcuda.so.1 beside it.
 std::filesystem::path library_directory() {
@@ -37,7 +46,15 @@ std::filesystem::path library_directory() {
 
 int run(int argc, char** argv) {
   int first = 0;
-  while (first < argc && std::string_view(argv[first]) != "--") ++first;
+  for (; first < argc && std::string_view(argv[first]) != "--"; ++first) {
+    std::string_view argument = argv[first];
+    if (argument != "--backend" || first + 1 >= argc)
+      return fail_usage("unexpected argument '" + std::string(argument) + "'");
+    std::string_view backend = argv[++first];
+    if (backend != "host" && backend != "hip" && backend != "auto")
+      return fail_usage("unknown backend '" + std::string(backend) + "' (known: host, hip, auto)");
+    setenv("XCUDA_BACKEND", argv[first], 1);
+  }
   if (first + 1 >= argc) return fail_usage("run needs '-- PROGRAM'");
   std::string path = library_directory().string();
   if (const char* existing = std::getenv("LD_LIBRARY_PATH"); existing && *existing)
@@ -85,29 +102,18 @@ int compile(int argc, char** argv) {
   return 0;
 }
 
-int info() {
-  auto& backend = xcuda::runtime::backend();
-  std::cout << "backend: " << backend.name() << "\n";
-  for (int device = 0; device < backend.device_count(); ++device) {
-    const auto& properties = backend.properties(device);
-    std::cout << "device " << device << ": " << properties.name << "\n"
-              << "  compute capability " << properties.compute_major << "."
-              << properties.compute_minor << " (XCUDA_CC)\n"
-              << "  multiprocessors    " << properties.multiprocessor_count << "\n"
-              << "  memory             " << (properties.total_memory >> 20) << " MiB\n"
-              << "  warp size          " << properties.warp_size << "\n";
-  }
-  return 0;
-}
-
 }  // namespace
+}  // namespace xcuda::cli
 
 int main(int argc, char** argv) {
+  using namespace xcuda::cli;
   if (argc < 2) return fail_usage("no command");
   std::string_view command = argv[1];
   if (command == "run") return run(argc - 2, argv + 2);
   if (command == "compile") return compile(argc - 2, argv + 2);
   if (command == "info") return info();
+  if (command == "dump") return dump(argc - 2, argv + 2);
+  if (command == "precompile") return precompile(argc - 2, argv + 2);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << usage;
     return 0;

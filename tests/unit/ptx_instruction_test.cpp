@@ -202,6 +202,30 @@ TEST(PtxInstructions, HalfPrecisionConversionsRoundTrip) {
   EXPECT_EQ(out[0] & 0xFFFF, 0x7C00u);  // overflows to infinity
 }
 
+TEST(PtxInstructions, PackingConversionsRoundEachHalfToNearestEven) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n"
+                  "\tcvt.rn.f16x2.f32 %r1, %f1, %f2;\n\tst.global.u32 [%rd2], %r1;\n"
+                  "\tcvt.rn.bf16x2.f32 %r1, %f1, %f2;\n\tst.global.u32 [%rd2+8], %r1;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  auto half_bits = [](float value) -> uint32_t {
+    return std::isnan(value) ? 0x7FFFu : std::bit_cast<uint16_t>(static_cast<_Float16>(value));
+  };
+  // bf16 is the upper half of an f32: round the lower 16 bits away, ties to even.
+  auto bfloat_bits = [](float value) -> uint32_t {
+    if (std::isnan(value)) return 0x7FFFu;
+    uint32_t pattern = std::bit_cast<uint32_t>(value);
+    return (pattern + 0x7FFFu + ((pattern >> 16) & 1)) >> 16;
+  };
+  std::vector<float> samples = float_samples();
+  samples.insert(samples.end(), {65520.0f, 65519.0f, 1.0009765625f + 0x1p-11f, 0x1p-25f, 0x1.008p0f, 0x1.018p0f});
+  for (size_t i = 0; i + 1 < samples.size(); ++i) {
+    float upper = samples[i], lower = samples[i + 1];
+    Slots out = snippet.run({bits(upper), bits(lower)});
+    EXPECT_EQ(out[0], half_bits(upper) << 16 | half_bits(lower)) << upper << " " << lower;
+    EXPECT_EQ(out[1], bfloat_bits(upper) << 16 | bfloat_bits(lower)) << upper << " " << lower;
+  }
+}
+
 TEST(PtxInstructions, IntegerDivisionNeverTraps) {
   Snippet snippet("\tld.global.s32 %r1, [%rd1];\n\tld.global.s32 %r2, [%rd1+8];\n"
                   "\tdiv.s32 %r3, %r1, %r2;\n\tst.global.u32 [%rd2], %r3;\n"
@@ -335,6 +359,105 @@ TEST(PtxInstructions, BitFieldsPermutesAndFunnelShifts) {
   EXPECT_EQ(out[5], static_cast<uint32_t>(((both << 4) >> 32)));
   EXPECT_EQ(out[6], b);
   EXPECT_EQ(out[7], 16u);
+}
+
+TEST(PtxInstructions, SetWritesMasksOrOnesAndSlctPicksBySign) {
+  Snippet snippet("\tld.global.f32 %f1, [%rd1];\n\tld.global.f32 %f2, [%rd1+8];\n\tld.global.s32 %r1, [%rd1+16];\n"
+                  "\tset.lt.u32.f32 %r2, %f1, %f2;\n\tst.global.u32 [%rd2], %r2;\n"
+                  "\tset.gtu.f32.f32 %f3, %f1, %f2;\n\tst.global.f32 [%rd2+8], %f3;\n"
+                  "\tsetp.ne.s32 %p1, %r1, 0;\n\tset.hi.or.s32.u32 %r2, %r1, 5, !%p1;\n\tst.global.u32 [%rd2+16], %r2;\n"
+                  "\tset.eq.ftz.u32.f32 %r2, %f1, 0f00000000;\n\tst.global.u32 [%rd2+24], %r2;\n"
+                  "\tslct.u32.s32 %r2, 10, 20, %r1;\n\tst.global.u32 [%rd2+32], %r2;\n"
+                  "\tslct.f32.f32 %f3, %f1, %f2, %f1;\n\tst.global.f32 [%rd2+40], %f3;\n"
+                  "\tslct.ftz.u32.f32 %r2, 10, 20, %f1;\n\tst.global.u32 [%rd2+48], %r2;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Slots out = snippet.run({bits(1.0f), bits(2.0f), word(3)});
+  EXPECT_EQ(out, (Slots{0xFFFFFFFFu, 0, 0, 0, 10, bits(1.0f), 10, 0}));
+  out = snippet.run({bits(nan), bits(2.0f), word(-3)});  // -3 is above 5 unsigned; NaN picks b
+  EXPECT_EQ(out, (Slots{0, bits(1.0f), 0xFFFFFFFFu, 0, 20, bits(2.0f), 20, 0}));
+  out = snippet.run({bits(-1e-40f), bits(-2.0f), word(0)});  // flushed, -1e-40 is -0: equal to 0 and >= 0
+  EXPECT_EQ(out, (Slots{0, bits(1.0f), 0xFFFFFFFFu, 0xFFFFFFFFu, 10, bits(-2.0f), 10, 0}));
+}
+
+TEST(PtxInstructions, PermuteModesFollowTheirSelectorTables) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n\tld.global.u32 %r3, [%rd1+16];\n"
+                  "\tprmt.b32.f4e %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2], %r4;\n"
+                  "\tprmt.b32.b4e %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+8], %r4;\n"
+                  "\tprmt.b32.rc8 %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+16], %r4;\n"
+                  "\tprmt.b32.ecl %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+24], %r4;\n"
+                  "\tprmt.b32.ecr %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+32], %r4;\n"
+                  "\tprmt.b32.rc16 %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+40], %r4;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  // Bytes 0..7 of b:a are 0x10..0x17, so every result byte names the byte it came from.
+  uint32_t a = 0x13121110u, b = 0x17161514u;
+  auto byte = [](uint32_t index) { return 0x10u + index; };
+  for (uint32_t selector = 0; selector < 4; ++selector) {
+    Slots out = snippet.run({a, b, 0xFFFFFFF0u | selector});  // only the two low bits count
+    uint32_t expected[6] = {};
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t shift = 8 * i;
+      expected[0] |= byte(selector + i) << shift;
+      expected[1] |= byte((selector - i) & 7) << shift;
+      expected[2] |= byte(selector) << shift;
+      expected[3] |= byte(std::max(i, selector)) << shift;
+      expected[4] |= byte(std::min(i, selector)) << shift;
+      expected[5] |= byte((selector & 1) * 2 + (i & 1)) << shift;
+    }
+    for (int mode = 0; mode < 6; ++mode) EXPECT_EQ(out[mode], expected[mode]) << "mode " << mode << " selector " << selector;
+  }
+}
+
+TEST(PtxInstructions, DotProductsMasksAndExtensions) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n\tld.global.u32 %r3, [%rd1+16];\n"
+                  "\tdp4a.s32.u32 %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2], %r4;\n"
+                  "\tdp4a.u32.u32 %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+8], %r4;\n"
+                  "\tdp2a.hi.s32.s32 %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+16], %r4;\n"
+                  "\tdp2a.lo.u32.s32 %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2+24], %r4;\n"
+                  "\tbmsk.clamp.b32 %r4, %r3, %r1;\n\tst.global.u32 [%rd2+32], %r4;\n"
+                  "\tbmsk.wrap.b32 %r4, %r3, %r1;\n\tst.global.u32 [%rd2+40], %r4;\n"
+                  "\tszext.clamp.s32 %r4, %r2, %r3;\n\tst.global.u32 [%rd2+48], %r4;\n"
+                  "\tszext.wrap.u32 %r4, %r2, %r3;\n\tst.global.u32 [%rd2+56], %r4;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  std::mt19937 random(11);
+  auto lane = [](uint32_t word, uint32_t index, uint32_t lane_bits, bool signed_lane) -> int64_t {
+    uint32_t value = (word >> (index * lane_bits)) & ((1u << lane_bits) - 1);
+    return signed_lane && (value >> (lane_bits - 1)) ? int64_t{value} - (int64_t{1} << lane_bits) : int64_t{value};
+  };
+  auto mask = [](uint32_t start, uint32_t width) {
+    uint64_t all = ~uint64_t{0};
+    return static_cast<uint32_t>((all << start) & ~(start + width >= 64 ? 0 : all << (start + width)));
+  };
+  auto extend = [](uint32_t value, uint32_t width, bool signed_extension) -> uint32_t {
+    if (width == 0) return 0;
+    if (width >= 32) return value;
+    uint32_t low = value & ((1u << width) - 1);
+    bool negative = signed_extension && ((low >> (width - 1)) & 1);
+    return negative ? low | ~((1u << width) - 1) : low;
+  };
+  std::vector<Slots> inputs{{0x80FF7F01u, 0xFF80017Fu, 0}, {0, 0, 32}, {5, 0x8000u, 40}, {33, 0xFFFFFFFFu, 31}};
+  for (int i = 0; i < 40; ++i) inputs.push_back({random(), random(), random() % 70});
+  for (const Slots& input : inputs) {
+    uint32_t a = static_cast<uint32_t>(input[0]), b = static_cast<uint32_t>(input[1]), c = static_cast<uint32_t>(input[2]);
+    Slots out = snippet.run(input);
+    int64_t signed_unsigned = c, unsigned_only = c, high_pairs = c, low_pairs = c;
+    for (uint32_t k = 0; k < 4; ++k) {
+      signed_unsigned += lane(a, k, 8, true) * lane(b, k, 8, false);
+      unsigned_only += lane(a, k, 8, false) * lane(b, k, 8, false);
+    }
+    for (uint32_t k = 0; k < 2; ++k) {
+      high_pairs += lane(a, k, 16, true) * lane(b, 2 + k, 8, true);
+      low_pairs += lane(a, k, 16, false) * lane(b, k, 8, true);
+    }
+    EXPECT_EQ(out[0], static_cast<uint32_t>(signed_unsigned));
+    EXPECT_EQ(out[1], static_cast<uint32_t>(unsigned_only));
+    EXPECT_EQ(out[2], static_cast<uint32_t>(high_pairs));
+    EXPECT_EQ(out[3], static_cast<uint32_t>(low_pairs));
+    EXPECT_EQ(out[4], mask(std::min(c, 32u), std::min(a, 32u))) << c << " " << a;
+    EXPECT_EQ(out[5], mask(c & 31, a & 31)) << c << " " << a;
+    EXPECT_EQ(out[6], extend(b, std::min(c, 32u), true)) << b << " " << c;
+    EXPECT_EQ(out[7], extend(b, c & 31, false)) << b << " " << c;
+  }
 }
 
 TEST(PtxInstructions, ShiftsBeyondTheWidthClamp) {
@@ -522,13 +645,11 @@ TEST(PtxInstructions, BarriersInLoopsAndFunctionsWithExitedThreads) {
 }
 
 TEST(PtxInstructions, UnsupportedFormsAreReportedWhereTheyAre) {
-  Snippet snippet("\tshfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;\n"
-                  "\tbar.red.popc.u32 %r1, 0, %p1;\n"
+  Snippet snippet("\tcvt.rz.f16.f32 %rs1, %f1;\n"
                   "\tmov.u64 %rd3, %globaltimer;\n");
   ASSERT_FALSE(snippet.ok());
-  EXPECT_EQ(snippet.diagnostics(), "test.ptx:14:2: 'shfl' is not supported yet\n"
-                                   "test.ptx:15:2: this form of 'bar' is not supported yet\n"
-                                   "test.ptx:16:16: '%globaltimer' is not supported yet\n");
+  EXPECT_EQ(snippet.diagnostics(), "test.ptx:14:2: cvt to a 16-bit float with directed rounding is not supported yet\n"
+                                   "test.ptx:15:16: '%globaltimer' is not supported yet\n");
 }
 
 }  // namespace

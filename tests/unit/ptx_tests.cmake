@@ -6,7 +6,7 @@ add_library(xcuda_ptx_test_loader STATIC ${xcuda_ptx_test_dir}/ptx_object_loader
 target_link_libraries(xcuda_ptx_test_loader PUBLIC xcuda_ptx xcuda_llvm)
 xcuda_warnings(xcuda_ptx_test_loader)
 
-foreach(test ptx_lexer_test ptx_parser_test ptx_checker_test ptx_execution_test ptx_instruction_test)
+foreach(test ptx_lexer_test ptx_parser_test ptx_checker_test ptx_execution_test ptx_instruction_test ptx_warp_test)
   xcuda_unit_test(${test} SOURCES ${xcuda_ptx_test_dir}/${test}.cpp LIBRARIES xcuda_ptx_test_loader)
   target_compile_definitions(${test} PRIVATE XCUDA_PTX_INPUTS="${xcuda_ptx_test_dir}/ptx_inputs")
 endforeach()
@@ -17,6 +17,8 @@ find_program(XCUDA_NVCC nvcc HINTS /usr/local/cuda/bin)
 set(xcuda_ptx_generated)
 if(XCUDA_NVCC)
   set(xcuda_ptx_variants "sm75_debug|-arch=sm_75 -G" "sm90_lineinfo|-arch=sm_90 -lineinfo")
+  # nvcc does not create the folder of its output.
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/ptx_inputs)
   foreach(variant IN LISTS xcuda_ptx_variants)
     string(REPLACE "|" ";" parts "${variant}")
     list(GET parts 0 suffix)

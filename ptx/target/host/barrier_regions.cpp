@@ -10,14 +10,24 @@
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
 #include "lower/intrinsics.h"
+#include "target/host/warp_exchange.h"
 
 namespace xcuda::ptx::host {
 namespace {
 
-// Whether `function` can execute a barrier, directly or through the functions it calls.
+// The intrinsics where a kernel is cut: block barriers and warp exchanges.
+struct CutPoints {
+  const llvm::Function* barrier;
+  const llvm::Function* exchange;
+  bool contains(const llvm::Function* function) const {
+    return function != nullptr && (function == barrier || function == exchange);
+  }
+};
+
+// Whether `function` can reach a cut point, directly or through the functions it calls.
 class BarrierReach {
  public:
-  explicit BarrierReach(const llvm::Function* barrier) : barrier_(barrier) {}
+  explicit BarrierReach(CutPoints cuts) : cuts_(cuts) {}
 
   bool reaches(const llvm::Function& function) {
     if (auto found = known_.find(&function); found != known_.end()) return found->second;
@@ -27,13 +37,13 @@ class BarrierReach {
       for (const llvm::Instruction& instruction : block)
         if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
           if (const llvm::Function* callee = call->getCalledFunction())
-            result = result || callee == barrier_ || (!callee->isDeclaration() && reaches(*callee));
+            result = result || cuts_.contains(callee) || (!callee->isDeclaration() && reaches(*callee));
     known_[&function] = result;
     return result;
   }
 
  private:
-  const llvm::Function* barrier_;
+  CutPoints cuts_;
   std::unordered_map<const llvm::Function*, bool> known_;
 };
 
@@ -85,36 +95,45 @@ llvm::Function* make_resumable(llvm::Function& kernel) {
   return resumable;
 }
 
-// Ends a region at each barrier call; returns the blocks where the regions resume.
-std::vector<llvm::BasicBlock*> split_regions(llvm::Function& function, const llvm::Function* barrier) {
-  std::vector<llvm::CallBase*> barriers;
+// Ends a region at each cut point; returns the blocks where the regions resume, with their
+// numbers. A warp exchange offers its value before the cut and learns who arrived after it.
+std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function& function, CutPoints cuts) {
+  std::vector<llvm::CallBase*> calls;
   for (llvm::BasicBlock& block : function)
     for (llvm::Instruction& instruction : block)
-      if (auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction); call && call->getCalledFunction() == barrier)
-        barriers.push_back(call);
-  std::vector<llvm::BasicBlock*> resume_points;
+      if (auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction); call && cuts.contains(call->getCalledFunction()))
+        calls.push_back(call);
+  std::vector<std::pair<uint32_t, llvm::BasicBlock*>> resume_points;
   auto* i32 = llvm::Type::getInt32Ty(function.getContext());
-  for (llvm::CallBase* call : barriers) {
-    uint32_t number = static_cast<uint32_t>(resume_points.size() + 1);
+  llvm::Value* context = function.getArg(0);
+  for (llvm::CallBase* call : calls) {
+    uint32_t site = static_cast<uint32_t>(resume_points.size() + 1);
+    bool is_exchange = call->getCalledFunction() == cuts.exchange;
+    uint32_t number = is_exchange ? site | warp_resume_flag : site;
     llvm::BasicBlock* block = call->getParent();
-    llvm::BasicBlock* rest = block->splitBasicBlock(call->getNextNode(), "resume." + std::to_string(number));
+    llvm::BasicBlock* rest = block->splitBasicBlock(call->getNextNode(), "resume." + std::to_string(site));
+    if (is_exchange) {
+      llvm::IRBuilder<> before(call);
+      emit_offer(before, context, call->getArgOperand(1), site);
+      llvm::IRBuilder<> after(&*rest->getFirstInsertionPt());
+      call->replaceAllUsesWith(emit_arrived_lanes(after, context, site));
+    }
     block->getTerminator()->eraseFromParent();
     call->eraseFromParent();
     llvm::ReturnInst::Create(function.getContext(), llvm::ConstantInt::get(i32, number), block);
-    resume_points.push_back(rest);
+    resume_points.emplace_back(number, rest);
   }
   return resume_points;
 }
 
 // The entry block (allocations only) now chooses where the thread continues.
-void add_dispatch(llvm::Function& function, const std::vector<llvm::BasicBlock*>& resume_points) {
+void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t, llvm::BasicBlock*>>& resume_points) {
   llvm::BasicBlock& entry = function.getEntryBlock();
   llvm::BasicBlock* start = entry.splitBasicBlock(entry.getTerminator(), "start");
   entry.getTerminator()->eraseFromParent();
   llvm::IRBuilder<> builder(&entry);
   auto* dispatch = builder.CreateSwitch(function.getArg(3), start, static_cast<unsigned>(resume_points.size()));
-  for (size_t index = 0; index < resume_points.size(); ++index)
-    dispatch->addCase(builder.getInt32(static_cast<uint32_t>(index + 1)), resume_points[index]);
+  for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
 }
 
 // Values used in a region other than the one defining them go through memory, which the next
@@ -169,18 +188,18 @@ uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
 
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
                                                 DiagnosticSink& diagnostics) {
-  llvm::Function* barrier = kernel.getParent()->getFunction(intrinsics::barrier);
-  if (barrier == nullptr) return std::nullopt;
-  BarrierReach reach(barrier);
+  CutPoints cuts{kernel.getParent()->getFunction(intrinsics::barrier), kernel.getParent()->getFunction(intrinsics::warp_exchange)};
+  if (cuts.barrier == nullptr && cuts.exchange == nullptr) return std::nullopt;
+  BarrierReach reach(cuts);
   if (!reach.reaches(kernel)) return std::nullopt;
   if (!inline_barrier_paths(kernel, reach)) {
     diagnostics.error(SourceLocation{0, 0}, "'" + std::string(kernel_name) +
-                                                "': a barrier inside a recursive function is not supported yet");
+                                                "': a barrier or warp collective inside a recursive function is not supported yet");
     return std::nullopt;
   }
   promote_registers(kernel);
   llvm::Function* resumable = make_resumable(kernel);
-  std::vector<llvm::BasicBlock*> resume_points = split_regions(*resumable, barrier);
+  auto resume_points = split_regions(*resumable, cuts);
   add_dispatch(*resumable, resume_points);
   spill_values_crossing_regions(*resumable);
   ResumableKernel result;

@@ -1,7 +1,8 @@
-// Kernels with block barriers cannot run one thread to completion after another. They are cut
-// at each barrier into regions: the kernel becomes a resumable function that runs one thread
-// from a resume point to its next barrier and says where to resume, with every value that
-// lives across a barrier kept in per-thread storage. The block function then runs the block
+// Kernels with block barriers or warp collectives cannot run one thread to completion after
+// another. They are cut at each barrier and warp exchange (see warp_exchange.h) into regions:
+// the kernel becomes a resumable function that runs one thread from a resume point to its next
+// cut and says where to resume, with every value that lives across a cut kept in per-thread
+// storage. The block function then runs the block
 // region by region (see block_function.cpp).
 #pragma once
 
@@ -19,6 +20,9 @@ namespace xcuda::ptx::host {
 
 // The state a thread reports when it ran to the end of the kernel.
 inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
+// Set in the resume points that follow a warp exchange: threads there may go on while others
+// wait at a block barrier, which must hold them until every warp exchange of the round is over.
+inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
 struct ResumableKernel {
   // i32 (ptr context, ptr parameters, ptr thread_storage, i32 resume_point): runs the thread

@@ -8,6 +8,7 @@
 #include "target/host/barrier_regions.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
+#include "target/host/warp_exchange.h"
 
 namespace xcuda::ptx::host {
 namespace {
@@ -48,7 +49,9 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
 }
 
 // Runs rounds until every thread has finished: each round takes every unfinished thread from
-// where it stopped to its next barrier, so no thread passes a barrier before all have reached it.
+// where it stopped to its next cut, so no thread passes a barrier before all have reached it.
+// A round in which some thread reached a warp exchange holds the threads waiting at a block
+// barrier for the next round: that thread has yet to arrive at the barrier.
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
                           Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
   llvm::Function* block = builder.GetInsertBlock()->getParent();
@@ -62,28 +65,61 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   storage->setAlignment(llvm::Align(16));
   auto* states = builder.CreateAlloca(builder.getInt32Ty(), threads, "resume_points");
   builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
+  Value* whole_warps = builder.CreateAnd(builder.CreateAdd(threads, builder.getInt64(31)), builder.getInt64(~uint64_t{31}));
+  Value* exchange_bytes = builder.CreateMul(whole_warps, builder.getInt64(exchange_bytes_per_thread()));
+  auto* exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_bytes, "warp_exchange");
+  exchange->setAlignment(llvm::Align(16));
+  builder.CreateMemSet(exchange, builder.getInt8(0), exchange_bytes, llvm::Align(16));
+  builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
   auto* unfinished = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "unfinished");
+  auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
+  builder.CreateStore(builder.getFalse(), exchanging);
+  // Round 0 would read as "never written" in the exchange slots.
+  auto* round_number = builder.CreateAlloca(builder.getInt32Ty(), nullptr, "round_number");
+  builder.CreateStore(builder.getInt32(1), round_number);
+  Value* round_field = builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, round_offset);
   auto* round = llvm::BasicBlock::Create(context, "round", block);
   auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
   builder.CreateBr(round);
   builder.SetInsertPoint(round);
   builder.CreateStore(builder.getFalse(), unfinished);
+  Value* current_round = builder.CreateLoad(builder.getInt32Ty(), round_number);
+  builder.CreateStore(current_round, round_field);
+  builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
+  Value* hold_barriers = builder.CreateLoad(builder.getInt1Ty(), exchanging);
+  builder.CreateStore(builder.getFalse(), exchanging);
   Value* finished = builder.getInt32(thread_finished);
+  Value* zero = builder.getInt32(0);
   emit_thread_loops(builder, extent, [&](const std::array<Value*, 3>& index) {
     enter_thread(index);
     Value* plane = builder.CreateAdd(builder.CreateZExt(index[1], wide), builder.CreateMul(height, builder.CreateZExt(index[2], wide)));
     Value* linear = builder.CreateAdd(builder.CreateZExt(index[0], wide), builder.CreateMul(width, plane));
+    builder.CreateStore(builder.CreateTrunc(linear, builder.getInt32Ty()),
+                        builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, linear_index_offset));
     Value* state_pointer = builder.CreateGEP(builder.getInt32Ty(), states, linear);
     Value* state = builder.CreateLoad(builder.getInt32Ty(), state_pointer);
+    Value* at_barrier = builder.CreateAnd(builder.CreateICmpNE(state, zero),
+                                          builder.CreateICmpEQ(builder.CreateAnd(state, warp_resume_flag), zero));
+    Value* held = builder.CreateAnd(hold_barriers, at_barrier);
     auto* run = llvm::BasicBlock::Create(context, "run_thread", block);
+    auto* wait = llvm::BasicBlock::Create(context, "hold_thread", block);
     auto* next = llvm::BasicBlock::Create(context, "next_thread", block);
-    builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, run);
+    auto* not_finished = llvm::BasicBlock::Create(context, "thread_not_finished", block);
+    builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, not_finished);
+    builder.SetInsertPoint(not_finished);
+    builder.CreateCondBr(held, wait, run);
+    builder.SetInsertPoint(wait);
+    builder.CreateStore(builder.getTrue(), unfinished);
+    builder.CreateBr(next);
     builder.SetInsertPoint(run);
     Value* slot = builder.CreateGEP(builder.getInt8Ty(), storage, builder.CreateMul(linear, builder.getInt64(slot_bytes)));
     Value* reached = builder.CreateCall(kernel.function, {thread, parameters, slot, state});
     builder.CreateStore(reached, state_pointer);
     Value* waiting = builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), unfinished), builder.CreateICmpNE(reached, finished));
     builder.CreateStore(waiting, unfinished);
+    Value* at_exchange = builder.CreateAnd(builder.CreateICmpNE(reached, finished),
+                                           builder.CreateICmpNE(builder.CreateAnd(reached, warp_resume_flag), zero));
+    builder.CreateStore(builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), exchanging), at_exchange), exchanging);
     builder.CreateBr(next);
     builder.SetInsertPoint(next);
   });
@@ -136,7 +172,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     kernel.eraseFromParent();
   }
   builder.CreateRetVoid();
-  return resumable ? resumable->storage_bytes_per_thread : 0;
+  return resumable ? resumable->storage_bytes_per_thread + exchange_bytes_per_thread() : 0;
 }
 
 }  // namespace

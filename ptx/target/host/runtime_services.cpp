@@ -6,6 +6,7 @@
 #include "lower/intrinsics.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
+#include "target/host/warp_exchange.h"
 
 namespace xcuda::ptx::host {
 namespace {
@@ -117,7 +118,8 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
     if (function.isDeclaration() && !function.isIntrinsic()) declarations.push_back(&function);
   for (llvm::Function* function : declarations) {
     std::string_view name = function->getName();
-    if (name == intrinsics::barrier || function->use_empty()) continue;  // block formation handles barriers
+    // Block formation handles barriers and warp exchanges.
+    if (name == intrinsics::barrier || name == intrinsics::warp_exchange || function->use_empty()) continue;
     if (name == "vprintf" && function->arg_size() == 4) {
       define_vprintf(*function);
       continue;
@@ -131,6 +133,11 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
       continue;
     }
     if (!name.starts_with("xcuda.")) continue;  // a C library function
+    if (name == intrinsics::warp_peer) {
+      define_warp_peer(*function);
+      make_inline_body(*function);
+      continue;
+    }
     llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", function));
     Value* context = function->getArg(0);
     if (name == intrinsics::shared_base) {

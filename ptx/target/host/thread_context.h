@@ -13,9 +13,26 @@ namespace xcuda::ptx::host {
 struct ThreadContext {
   const host_abi::BlockFrame* frame;
   uint32_t thread_index[3];
+  // x + y * width + z * width * height, kept only where the kernel is run region by region.
+  uint32_t linear_index;
+  // The block's round (see block_function.cpp), which tells the warp exchanges of this round
+  // from those of the last.
+  uint32_t round;
+  // Two ExchangeSlots per thread of the block, rounded up to whole warps: one written in even
+  // rounds, one in odd, so a lane reading its peers' last offers never sees the next ones.
+  uint8_t* exchange;
+};
+
+struct ExchangeSlot {
+  uint64_t offer;
+  uint32_t round;  // when it was written; 0: never
+  uint32_t site;   // which exchange of the kernel
 };
 
 inline constexpr uint64_t frame_offset = offsetof(ThreadContext, frame);
 inline constexpr uint64_t thread_index_offset = offsetof(ThreadContext, thread_index);
+inline constexpr uint64_t linear_index_offset = offsetof(ThreadContext, linear_index);
+inline constexpr uint64_t round_offset = offsetof(ThreadContext, round);
+inline constexpr uint64_t exchange_offset = offsetof(ThreadContext, exchange);
 
 }  // namespace xcuda::ptx::host

@@ -1,0 +1,244 @@
+// Warp collectives: shfl, vote, match, redux, activemask and bar.warp.sync. Each becomes one
+// exchange among the lanes of the warp (see intrinsics.h) followed by the instruction's rule
+// over the offers, so what partial warps, exited lanes and member masks mean is decided here,
+// once, and every target gets the same semantics.
+#include <functional>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "lower/instruction_lowering.h"
+#include "lower/intrinsics.h"
+#include "lower/module_lowering.h"
+
+namespace xcuda::ptx {
+namespace {
+
+using llvm::Value;
+
+constexpr uint32_t warp_size = 32;
+
+bool has_word(const Instruction& instruction, std::string_view word) {
+  const auto& other = instruction.qualifiers.other;
+  return std::find(other.begin(), other.end(), word) != other.end();
+}
+
+// The lanes that arrived at the exchange together, as a mask.
+Value* exchange(FunctionLowering& lowering, Value* offer) {
+  auto& builder = lowering.builder();
+  llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::warp_exchange, builder.getInt32Ty(),
+                                                          {builder.getPtrTy(), builder.getInt64Ty()});
+  intrinsic->addFnAttr(llvm::Attribute::Convergent);
+  return builder.CreateCall(intrinsic, {lowering.thread_context(), builder.CreateZExt(offer, builder.getInt64Ty())});
+}
+
+Value* peer(FunctionLowering& lowering, Value* lane) {
+  auto& builder = lowering.builder();
+  llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::warp_peer, builder.getInt64Ty(),
+                                                          {builder.getPtrTy(), builder.getInt32Ty()});
+  intrinsic->setOnlyReadsMemory();
+  return builder.CreateCall(intrinsic, {lowering.thread_context(), lane});
+}
+
+Value* lane_id(FunctionLowering& lowering) {
+  auto& builder = lowering.builder();
+  llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::special_register("laneid", ""), builder.getInt32Ty(),
+                                                          {builder.getPtrTy()});
+  return builder.CreateCall(intrinsic, {lowering.thread_context()});
+}
+
+// The member mask operand; the pre-.sync forms (shfl, vote without .sync) involve every lane.
+Value* member_mask(FunctionLowering& lowering, const Instruction& instruction, size_t index) {
+  if (index >= instruction.operands.size()) return lowering.builder().getInt32(~0u);
+  return lowering.read(instruction.operands[index], ScalarType::b32);
+}
+
+// Folds `step(accumulated, offer)` over the offers of the lanes in `participants`, in lane order.
+Value* fold_offers(FunctionLowering& lowering, Value* participants, Value* initial,
+                   const std::function<Value*(Value* accumulated, Value* offer, uint32_t lane)>& step) {
+  auto& builder = lowering.builder();
+  Value* accumulated = initial;
+  for (uint32_t lane = 0; lane < warp_size; ++lane) {
+    Value* present = builder.CreateTrunc(builder.CreateLShr(participants, lane), builder.getInt1Ty());
+    Value* offer = peer(lowering, builder.getInt32(lane));
+    accumulated = builder.CreateSelect(present, step(accumulated, offer, lane), accumulated);
+  }
+  return accumulated;
+}
+
+// The participating lanes whose offer satisfies `test`, as a mask.
+Value* lanes_where(FunctionLowering& lowering, Value* participants, const std::function<Value*(Value* offer)>& test) {
+  auto& builder = lowering.builder();
+  return fold_offers(lowering, participants, builder.getInt32(0), [&](Value* mask, Value* offer, uint32_t lane) {
+    Value* bit = builder.CreateSelect(test(offer), builder.getInt32(1u << lane), builder.getInt32(0));
+    return builder.CreateOr(mask, bit);
+  });
+}
+
+// shfl[.sync].mode.b32 d[|p], a, b, c[, membermask]: the source lane follows the ISA's
+// pseudocode, with c[4:0] the clamp and c[12:8] the segment mask.
+void lower_shfl(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const auto& operands = instruction.operands;
+  if (operands.size() < 4) {
+    lowering.error(instruction.location, "shfl needs d, a, b and c");
+    return;
+  }
+  Value* value = lowering.read(operands[1], ScalarType::b32);
+  Value* offset = builder.CreateAnd(lowering.read(operands[2], ScalarType::b32), 31);
+  Value* control = lowering.read(operands[3], ScalarType::b32);
+  Value* clamp = builder.CreateAnd(control, 31);
+  Value* segment = builder.CreateAnd(builder.CreateLShr(control, 8), 31);
+  Value* lane = lane_id(lowering);
+  Value* outside_segment = builder.CreateXor(segment, 31);
+  Value* maximum = builder.CreateOr(builder.CreateAnd(lane, segment), builder.CreateAnd(clamp, outside_segment));
+  Value* source = nullptr;
+  Value* in_range = nullptr;
+  if (has_word(instruction, "up")) {
+    source = builder.CreateSub(lane, offset);
+    in_range = builder.CreateICmpSGE(source, maximum);
+  } else {
+    if (has_word(instruction, "down")) source = builder.CreateAdd(lane, offset);
+    else if (has_word(instruction, "bfly")) source = builder.CreateXor(lane, offset);
+    else if (has_word(instruction, "idx"))
+      source = builder.CreateOr(builder.CreateAnd(lane, segment), builder.CreateAnd(offset, outside_segment));
+    else {
+      lowering.error(instruction.location, "shfl needs a mode: .up, .down, .bfly or .idx");
+      return;
+    }
+    in_range = builder.CreateICmpULE(source, maximum);
+  }
+  source = builder.CreateSelect(in_range, source, lane);
+  Value* arrived = exchange(lowering, value);
+  // Reading a lane that did not arrive is undefined in the ISA; the lane's own value is the
+  // answer that needs no memory of other lanes.
+  Value* source_arrived = builder.CreateTrunc(builder.CreateLShr(arrived, source), builder.getInt1Ty());
+  Value* offered = builder.CreateTrunc(peer(lowering, source), builder.getInt32Ty());
+  Value* result = builder.CreateSelect(source_arrived, offered, value);
+  const Operand& destination = operands[0];
+  if (destination.kind == Operand::Kind::predicate_pair) {
+    lowering.write(destination.elements[0], result, ScalarType::b32);
+    lowering.write(destination.elements[1], in_range, ScalarType::pred);
+  } else {
+    lowering.write(destination, result, ScalarType::b32);
+  }
+}
+
+// vote[.sync].mode d, {!}a[, membermask] over the lanes of membermask that arrived.
+void lower_vote(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  Value* predicate = lowering.read(instruction.operands[1], ScalarType::pred);
+  Value* members = member_mask(lowering, instruction, 2);
+  Value* participants = builder.CreateAnd(exchange(lowering, predicate), members);
+  Value* voting = lanes_where(lowering, participants, [&](Value* offer) { return builder.CreateICmpNE(offer, builder.getInt64(0)); });
+  if (has_word(instruction, "ballot")) {
+    lowering.write(instruction.operands[0], voting, ScalarType::b32);
+    return;
+  }
+  Value* all = builder.CreateICmpEQ(voting, participants);
+  Value* none = builder.CreateICmpEQ(voting, builder.getInt32(0));
+  Value* result = nullptr;
+  if (has_word(instruction, "all")) result = all;
+  else if (has_word(instruction, "any")) result = builder.CreateNot(none);
+  else if (has_word(instruction, "uni")) result = builder.CreateOr(all, none);
+  else {
+    lowering.error(instruction.location, "vote needs a mode: .all, .any, .uni or .ballot");
+    return;
+  }
+  lowering.write(instruction.operands[0], result, ScalarType::pred);
+}
+
+// match.any.sync.type d, a, membermask / match.all.sync.type d[|p], a, membermask.
+void lower_match(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = instruction.qualifiers.types.empty() ? ScalarType::b32 : instruction.qualifiers.types[0];
+  if (bit_width(type) != 32 && bit_width(type) != 64) {
+    lowering.error(instruction.location, "match needs a .b32 or .b64 type");
+    return;
+  }
+  Value* value = builder.CreateZExt(lowering.read(instruction.operands[1], type), builder.getInt64Ty());
+  Value* members = member_mask(lowering, instruction, 2);
+  Value* participants = builder.CreateAnd(exchange(lowering, value), members);
+  Value* equal = lanes_where(lowering, participants, [&](Value* offer) { return builder.CreateICmpEQ(offer, value); });
+  const Operand& destination = instruction.operands[0];
+  if (has_word(instruction, "any")) {
+    lowering.write(destination, equal, ScalarType::b32);
+    return;
+  }
+  if (!has_word(instruction, "all")) {
+    lowering.error(instruction.location, "match needs a mode: .any or .all");
+    return;
+  }
+  Value* uniform = builder.CreateICmpEQ(equal, participants);
+  Value* result = builder.CreateSelect(uniform, members, builder.getInt32(0));
+  if (destination.kind == Operand::Kind::predicate_pair) {
+    lowering.write(destination.elements[0], result, ScalarType::b32);
+    lowering.write(destination.elements[1], uniform, ScalarType::pred);
+  } else {
+    lowering.write(destination, result, ScalarType::b32);
+  }
+}
+
+// redux.sync.op.type d, a, membermask over 32-bit integers.
+void lower_redux(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types.empty() ? ScalarType::b32 : qualifiers.types[0];
+  if (bit_width(type) != 32 || kind_of(type) == TypeKind::floating) {
+    lowering.error(instruction.location, "redux.sync over this type is not supported yet");
+    return;
+  }
+  bool is_signed_type = is_signed(type);
+  Value* value = lowering.read(instruction.operands[1], type);
+  Value* participants = builder.CreateAnd(exchange(lowering, value), member_mask(lowering, instruction, 2));
+  uint32_t identity = 0;
+  llvm::Intrinsic::ID extreme = llvm::Intrinsic::not_intrinsic;
+  switch (qualifiers.operation) {
+    case Operation::add: case Operation::or_: case Operation::xor_: break;
+    case Operation::and_: identity = ~0u; break;
+    case Operation::min:
+      identity = is_signed_type ? 0x7FFFFFFFu : ~0u;
+      extreme = is_signed_type ? llvm::Intrinsic::smin : llvm::Intrinsic::umin;
+      break;
+    case Operation::max:
+      identity = is_signed_type ? 0x80000000u : 0u;
+      extreme = is_signed_type ? llvm::Intrinsic::smax : llvm::Intrinsic::umax;
+      break;
+    default:
+      lowering.error(instruction.location, "redux.sync needs .add, .min, .max, .and, .or or .xor");
+      return;
+  }
+  Value* result = fold_offers(lowering, participants, builder.getInt32(identity), [&](Value* accumulated, Value* offer, uint32_t) -> Value* {
+    Value* operand = builder.CreateTrunc(offer, builder.getInt32Ty());
+    switch (qualifiers.operation) {
+      case Operation::add: return builder.CreateAdd(accumulated, operand);
+      case Operation::and_: return builder.CreateAnd(accumulated, operand);
+      case Operation::or_: return builder.CreateOr(accumulated, operand);
+      case Operation::xor_: return builder.CreateXor(accumulated, operand);
+      default: return builder.CreateBinaryIntrinsic(extreme, accumulated, operand);
+    }
+  });
+  lowering.write(instruction.operands[0], result, type);
+}
+
+// The lanes executing this activemask together are the active ones.
+void lower_activemask(FunctionLowering& lowering, const Instruction& instruction) {
+  lowering.write(instruction.operands[0], exchange(lowering, lowering.builder().getInt32(0)), ScalarType::b32);
+}
+
+}  // namespace
+
+// bar.warp.sync membermask: the lanes meet and exchange nothing; their memory accesses before
+// it happen before those after it.
+void lower_warp_barrier(FunctionLowering& lowering, const Instruction&) {
+  exchange(lowering, lowering.builder().getInt32(0));
+}
+
+void add_warp_lowerings(LoweringTable& table) {
+  table["shfl"] = lower_shfl;
+  table["vote"] = lower_vote;
+  table["match"] = lower_match;
+  table["redux"] = lower_redux;
+  table["activemask"] = lower_activemask;
+}
+
+}  // namespace xcuda::ptx

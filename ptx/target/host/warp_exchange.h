@@ -1,0 +1,27 @@
+// Warp exchanges on the host. A kernel is cut at each exchange as at a block barrier (see
+// barrier_regions.h): before the cut each arriving lane writes its offer, with the round and the
+// exchange's site number, to its slot of the ThreadContext's exchange area; after the cut, in
+// the next round, it reads which lanes of its warp wrote at the same site in the round before,
+// and their offers. Lanes that exited, diverged elsewhere or lie past the end of a partial
+// warp wrote nothing there and so take no part.
+#pragma once
+
+#include <cstdint>
+
+#include <llvm/IR/IRBuilder.h>
+
+namespace xcuda::ptx::host {
+
+// Bytes of exchange area per thread of the block (the block's size rounded up to whole warps).
+uint64_t exchange_bytes_per_thread();
+
+// Stores the thread's i64 `offer` for exchange `site` in its slot of the current round.
+void emit_offer(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::Value* offer, uint32_t site);
+
+// The i32 mask of the lanes of the thread's warp that offered at `site` in the last round.
+llvm::Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, llvm::Value* context, uint32_t site);
+
+// Defines intrinsics::warp_peer: what a lane of the warp offered in the last round.
+void define_warp_peer(llvm::Function& function);
+
+}  // namespace xcuda::ptx::host

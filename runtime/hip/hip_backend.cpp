@@ -1,0 +1,124 @@
+#include "runtime/hip/hip_backend.h"
+
+#include <numeric>
+#include <string>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "runtime/hip/hip_errors.h"
+#include "runtime/hip/hip_queue.h"
+#include "runtime/log.h"
+
+namespace xcuda::runtime::hip {
+namespace {
+
+// The map's HIP ordinals when all exist, else every device in HIP's order.
+std::vector<int> choose_ordinals(const std::vector<int>& device_map, int hip_device_count) {
+  for (int ordinal : device_map) {
+    if (ordinal < hip_device_count) continue;
+    logger().warn(
+        "XCUDA_DEVICE_MAP names HIP device {}, but HIP has {} devices; using all of "
+        "them in HIP's order",
+        ordinal, hip_device_count);
+    return choose_ordinals({}, hip_device_count);
+  }
+  if (!device_map.empty()) return device_map;
+  std::vector<int> identity(static_cast<size_t>(hip_device_count));
+  std::iota(identity.begin(), identity.end(), 0);
+  return identity;
+}
+
+}  // namespace
+
+HipBackend::HipBackend(HipFunctions functions, std::vector<HipDeviceDescription> devices,
+                       std::vector<int> hip_ordinals)
+    : functions_(std::move(functions)),
+      devices_(std::move(devices)),
+      hip_ordinals_(std::move(hip_ordinals)) {}
+
+const DeviceProperties& HipBackend::properties(int device) const {
+  static const DeviceProperties unknown;
+  if (device < 0 || device >= device_count()) return unknown;
+  return devices_[static_cast<size_t>(device)].properties;
+}
+
+Expected<int> HipBackend::hip_ordinal(int device) const {
+  if (device >= 0 && device < device_count()) return hip_ordinals_[static_cast<size_t>(device)];
+  return make_error(ErrorCode::invalid_value,
+                    fmt::format("the HIP backend has {} devices; device {} does not exist",
+                                device_count(), device));
+}
+
+Expected<void*> HipBackend::allocate(int device, size_t bytes) {
+  Expected<int> ordinal = hip_ordinal(device);
+  if (!ordinal) return ordinal.error();
+  if (bytes == 0) return make_error(ErrorCode::invalid_value, "allocation of 0 bytes");
+  void* pointer = nullptr;
+  Status status = check_hip(functions_, functions_.set_device(*ordinal), "hipSetDevice");
+  if (status)
+    status = check_hip(functions_, functions_.malloc(&pointer, bytes),
+                       fmt::format("hipMalloc of {} bytes", bytes));
+  if (!status) return status.error();
+  return pointer;
+}
+
+Status HipBackend::release(int device, void* pointer) {
+  Expected<int> ordinal = hip_ordinal(device);
+  if (!ordinal) return ordinal.error();
+  if (Status status = check_hip(functions_, functions_.set_device(*ordinal), "hipSetDevice");
+      !status)
+    return status;
+  return check_hip(functions_, functions_.free(pointer), fmt::format("hipFree of {}", pointer));
+}
+
+std::unique_ptr<Queue> HipBackend::create_queue(int device) {
+  Expected<int> ordinal = hip_ordinal(device);
+  if (!ordinal) return nullptr;
+  return HipQueue::create(functions_, *ordinal);
+}
+
+Expected<std::unique_ptr<LoadedModule>> HipBackend::load_module(int device, ptx::CompileResult) {
+  Expected<int> ordinal = hip_ordinal(device);
+  if (!ordinal) return ordinal.error();
+  const HipDeviceDescription& described = devices_[static_cast<size_t>(device)];
+  return make_error(ErrorCode::not_supported,
+                    fmt::format("device {} is {} (wave{}): running kernels on it needs an AMDGPU "
+                                "code object for {}, which the PTX compiler cannot produce yet",
+                                device, described.properties.name, described.wavefront_size,
+                                processor_of(described.architecture_name)));
+}
+
+Expected<std::unique_ptr<HipBackend>> open_hip_backend(HipFunctions functions,
+                                                       const HipBackendOptions& options) {
+  if (Status status = check_hip(functions, functions.init(0), "hipInit"); !status)
+    return status.error();
+  int count = 0;
+  if (Status status = check_hip(functions, functions.get_device_count(&count), "hipGetDeviceCount");
+      !status)
+    return status.error();
+  if (count <= 0) return make_error(ErrorCode::not_found, "HIP reports no device");
+  // ROCm before 5.3 reads only code object v4; the compiler will need this to choose.
+  int runtime_version = 0;
+  (void)functions.runtime_get_version(&runtime_version);
+  logger().info("HIP: {}, runtime version {}, {} devices", functions.library, runtime_version,
+                count);
+  std::vector<int> ordinals = choose_ordinals(options.device_map, count);
+  std::vector<HipDeviceDescription> devices;
+  for (int ordinal : ordinals) {
+    Expected<HipDeviceDescription> described =
+        describe_hip_device(functions, ordinal, options.compute_major, options.compute_minor);
+    if (!described) return described.error();
+    logger().debug("HIP device {}: {} ({}, wave{})", ordinal, described->properties.name,
+                   described->architecture_name, described->wavefront_size);
+    devices.push_back(std::move(*described));
+  }
+  return std::make_unique<HipBackend>(std::move(functions), std::move(devices),
+                                      std::move(ordinals));
+}
+
+std::unique_ptr<HipBackend> make_deviceless_hip_backend() {
+  return std::make_unique<HipBackend>(HipFunctions{}, std::vector<HipDeviceDescription>{},
+                                      std::vector<int>{});
+}
+
+}  // namespace xcuda::runtime::hip

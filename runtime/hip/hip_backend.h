@@ -1,0 +1,64 @@
+// The HIP backend: AMD GPUs through the ROCm HIP runtime, one CUDA device per HIP device that
+// XCUDA_DEVICE_MAP shows (all of them, in HIP's order, by default).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/hip/hip_library.h"
+#include "runtime/hip/hip_properties.h"
+
+namespace xcuda::runtime::hip {
+
+struct HipBackendOptions {
+  int compute_major = 8;  // what the devices report, see hip_properties.h
+  int compute_minor = 6;
+  // CUDA ordinal → HIP ordinal; empty for all devices in HIP's order.
+  std::vector<int> device_map;
+};
+
+class HipBackend final : public Backend {
+ public:
+  // `devices[i]` describes HIP device `hip_ordinals[i]`, seen as CUDA device i.
+  HipBackend(HipFunctions functions, std::vector<HipDeviceDescription> devices,
+             std::vector<int> hip_ordinals);
+
+  std::string_view name() const override { return "hip"; }
+  int device_count() const override { return static_cast<int>(devices_.size()); }
+  // Callers check the ordinal first (the API layer does); an unknown one gets defaults.
+  const DeviceProperties& properties(int device) const override;
+  const HipDeviceDescription& description(int device) const { return devices_.at(device); }
+
+  Expected<void*> allocate(int device, size_t bytes) override;
+  Status release(int device, void* pointer) override;
+
+  // Null for an unknown device or when HIP refuses a stream.
+  std::unique_ptr<Queue> create_queue(int device) override;
+  // Fails with not_supported until the compiler has AMDGPU targets: `compiled` holds an object
+  // for the host then. With one, this becomes load_code_object(...) for the device's processor.
+  Expected<std::unique_ptr<LoadedModule>> load_module(int device,
+                                                      ptx::CompileResult compiled) override;
+  // The only target the compiler has; see load_module.
+  ptx::Target compile_target() const override { return ptx::Target::host; }
+
+ private:
+  // HIP's ordinal for a CUDA ordinal, or invalid_value.
+  Expected<int> hip_ordinal(int device) const;
+
+  HipFunctions functions_;
+  std::vector<HipDeviceDescription> devices_;
+  std::vector<int> hip_ordinals_;
+};
+
+// Initialises HIP and describes the devices the map selects. Fails, saying why, when HIP does
+// not initialise, has no device, or cannot describe one; a map naming a device HIP lacks is
+// reported in the log and replaced by the default.
+Expected<std::unique_ptr<HipBackend>> open_hip_backend(HipFunctions functions,
+                                                       const HipBackendOptions& options);
+
+// A HIP backend without devices: what XCUDA_BACKEND=hip gets where no AMD GPU answers, so that
+// cuInit fails with CUDA_ERROR_NO_DEVICE instead of silently running on the CPU.
+std::unique_ptr<HipBackend> make_deviceless_hip_backend();
+
+}  // namespace xcuda::runtime::hip

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Writes the PTX conformance cases under cases/<family>/<name>.ptx.
+
+Every case is the same kernel frame around a few lines of PTX, so the cases are generated from
+the table below rather than written by hand; the generated files are committed so that the
+runner, and whoever reads a failure, sees plain PTX. Rerun after editing the table:
+    python3 tests/conformance/generate_cases.py
+The header comments of each file are the case's descriptor, parsed by conformance_runner.cpp.
+"""
+
+import pathlib
+import shutil
+
+CASES_DIR = pathlib.Path(__file__).resolve().parent / "cases"
+
+# element type -> (register type, load/store type, size in bytes)
+TYPES = {
+    "u16": ("b16", "u16", 2), "s16": ("b16", "s16", 2),
+    "f16": ("b16", "b16", 2), "bf16": ("b16", "b16", 2),
+    "u32": ("b32", "u32", 4), "s32": ("b32", "s32", 4), "f32": ("f32", "f32", 4),
+    "u64": ("b64", "u64", 8), "s64": ("b64", "s64", 8), "f64": ("f64", "f64", 8),
+}
+INPUT_REGISTERS = ("%a", "%b", "%c")
+ROUNDINGS = ("rn", "rz", "rm", "rp")
+INTEGER_ROUNDINGS = ("rni", "rzi", "rmi", "rpi")
+WIDTH_TYPES = {32: ("s32", "u32"), 64: ("s64", "u64")}
+
+cases = {}
+
+
+def case(family, name, inputs, output, body, **descriptor):
+    """Registers one case; descriptor keys become header lines (skip, tolerance, domain, note)."""
+    key = f"{family}/{name.replace('.', '_')}"
+    assert key not in cases, key
+    cases[key] = (inputs, output, body, descriptor)
+
+
+def element_address(parameter, size):
+    return [f"ld.param.u64 %address, [{parameter}];",
+            "cvta.to.global.u64 %address, %address;",
+            f"mul.wide.u32 %offset, %index, {size};",
+            "add.u64 %address, %address, %offset;"]
+
+
+def render(key, inputs, output, body, descriptor):
+    header = [f"// conformance case {key}",
+              f"// inputs: {' '.join(inputs)}",
+              f"// output: {output}"]
+    header += [f"// {name}: {value}" for name, value in descriptor.items()]
+    declarations = [f".reg .{TYPES[t][0]} {r};" for t, r in zip(inputs, INPUT_REGISTERS)]
+    declarations.append(f".reg .{TYPES[output][0]} %d;")
+    loads = []
+    for index, (element, register) in enumerate(zip(inputs, INPUT_REGISTERS)):
+        loads += element_address(f"in{index}", TYPES[element][2])
+        loads.append(f"ld.global.{TYPES[element][1]} {register}, [%address];")
+    store = element_address("out", TYPES[output][2])
+    store.append(f"st.global.{TYPES[output][1]} [%address], %d;")
+    kernel = [
+        ".reg .pred %outside;", ".reg .b32 %index, %count;", ".reg .b64 %address, %offset;",
+        ".reg .pred %p<2>;", ".reg .b32 %t<4>;",
+        *declarations, "",
+        "mov.u32 %index, %ctaid.x;", "mov.u32 %t0, %ntid.x;", "mov.u32 %t1, %tid.x;",
+        "mad.lo.u32 %index, %index, %t0, %t1;", "ld.param.u32 %count, [count];",
+        "setp.ge.u32 %outside, %index, %count;", "@%outside bra done;",
+        *loads, *body, *store]
+    lines = header + [
+        ".version 8.1", ".target sm_90", ".address_size 64", "",
+        ".visible .entry conformance(.param .u64 in0, .param .u64 in1, .param .u64 in2,",
+        "                            .param .u64 out, .param .u32 count)", "{",
+        *["    " + line if line else line for line in kernel],
+        "done:", "    ret;", "}", ""]
+    return "\n".join(lines)
+
+
+def unary(family, instruction, source, result=None, **descriptor):
+    case(family, instruction, [source], result or source, [f"{instruction} %d, %a;"], **descriptor)
+
+
+def binary(family, instruction, source, result=None, second=None, **descriptor):
+    case(family, instruction, [source, second or source], result or source,
+         [f"{instruction} %d, %a, %b;"], **descriptor)
+
+
+def ternary(family, instruction, types, result, **descriptor):
+    case(family, instruction, list(types), result, [f"{instruction} %d, %a, %b, %c;"], **descriptor)
+
+
+def comparison_mask(family, name, instruction, comparisons, source):
+    """One case for all comparisons: bit k of the output is the result of comparison k."""
+    body = ["mov.u32 %d, 0;"]
+    for bit, comparison in enumerate(comparisons):
+        body += [f"{instruction.format(comparison)} %p0, %a, %b;",
+                 f"selp.u32 %t0, {1 << bit}, 0, %p0;", "or.b32 %d, %d, %t0;"]
+    case(family, name, [source, source], "u32", body,
+         note="bit k = " + " ".join(comparisons))
+
+
+def integer_cases():
+    family = "integer"
+    zero_divisor = "the ISA leaves division by zero unspecified: inputs with in1 = 0 are skipped"
+    for width, (signed, unsigned) in WIDTH_TYPES.items():
+        for t in (signed, unsigned):
+            for operation in ("add", "sub", "mul.lo", "mul.hi", "min", "max"):
+                binary(family, f"{operation}.{t}", t)
+            for operation in ("div", "rem"):
+                binary(family, f"{operation}.{t}", t, skip="zero_in1", note=zero_divisor)
+            for operation in ("mad.lo", "mad.hi"):
+                ternary(family, f"{operation}.{t}", (t, t, t), t)
+            binary(family, f"shr.{t}", t, second="u32")
+            unary(family, f"bfind.{t}", t, result="u32")
+            ternary(family, f"bfe.{t}", (t, "u32", "u32"), t)
+            ternary(family, f"sad.{t}", (t, t, t), t)
+        for operation in ("abs", "neg"):
+            unary(family, f"{operation}.{signed}", signed)
+        binary(family, f"shl.b{width}", unsigned, second="u32")
+        for operation in ("brev",):
+            unary(family, f"{operation}.b{width}", unsigned)
+        for operation in ("clz", "popc"):
+            unary(family, f"{operation}.b{width}", unsigned, result="u32")
+        # pos and len of bfi come from the low two bytes of the third input, so one case covers
+        # both operands; the ISA clamps them to 0..255.
+        case(family, f"bfi.b{width}", [unsigned, unsigned, "u32"], unsigned,
+             ["and.b32 %t0, %c, 255;", "shr.u32 %t1, %c, 8;", "and.b32 %t1, %t1, 255;",
+              f"bfi.b{width} %d, %a, %b, %t0, %t1;"])
+        comparison_mask(family, f"setp.{signed}", "setp.{}." + signed,
+                        ("eq", "ne", "lt", "le", "gt", "ge"), signed)
+        comparison_mask(family, f"setp.{unsigned}", "setp.{}." + unsigned,
+                        ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"), unsigned)
+        case(family, f"selp.b{width}", [unsigned, unsigned, "u32"], unsigned,
+             ["and.b32 %t0, %c, 1;", "setp.ne.u32 %p0, %t0, 0;",
+              f"selp.b{width} %d, %a, %b, %p0;"])
+    for operation in ("add.sat", "sub.sat"):
+        binary(family, f"{operation}.s32", "s32")
+    for t in ("s32", "u32"):
+        wide = t[0] + "64"
+        binary(family, f"mul.wide.{t}", t, result=wide)
+        ternary(family, f"mad.wide.{t}", (t, t, wide), wide)
+        for half in ("lo", "hi"):
+            binary(family, f"mul24.{half}.{t}", t)
+            ternary(family, f"mad24.{half}.{t}", (t, t, t), t)
+    unary(family, "bfind.shiftamt.u32", "u32")
+    unary(family, "bfind.shiftamt.s32", "s32", result="u32")
+    for mode in ("", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"):
+        ternary(family, f"prmt.b32{mode}", ("u32", "u32", "u32"), "u32")
+    for direction in ("l", "r"):
+        for mode in ("wrap", "clamp"):
+            ternary(family, f"shf.{direction}.{mode}.b32", ("u32", "u32", "u32"), "u32")
+    for table in (0x80, 0xFE, 0x96, 0xE8, 0xCA, 0x1E, 0x6A):
+        case(family, f"lop3.b32_0x{table:02x}", ["u32", "u32", "u32"], "u32",
+             [f"lop3.b32 %d, %a, %b, %c, 0x{table:02x};"])
+    split = ["mov.b64 {%t0, %t1}, %a;", "mov.b64 {%t2, %t3}, %b;"]
+    join = ["mov.b64 %d, {%t0, %t1};"]
+    case(family, "addc_chain_u64", ["u64", "u64"], "u64",
+         split + ["add.cc.u32 %t0, %t0, %t2;", "addc.u32 %t1, %t1, %t3;"] + join)
+    case(family, "subc_chain_u64", ["u64", "u64"], "u64",
+         split + ["sub.cc.u32 %t0, %t0, %t2;", "subc.u32 %t1, %t1, %t3;"] + join)
+    case(family, "add_cc_carry_out", ["u32", "u32"], "u32",
+         ["add.cc.u32 %t0, %a, %b;", "addc.u32 %d, 0, 0;"])
+    case(family, "sub_cc_borrow_out", ["u32", "u32"], "u32",
+         ["sub.cc.u32 %t0, %a, %b;", "subc.u32 %d, 0, 0;"])
+    case(family, "addc_cc_carry_through", ["u32", "u32", "u32"], "u32",
+         ["add.cc.u32 %t0, %a, %b;", "addc.cc.u32 %t1, %c, %a;", "addc.u32 %t2, 0, 0;",
+          "xor.b32 %d, %t1, %t2;"])
+    case(family, "madc_chain_u64", ["u32", "u32", "u64"], "u64",
+         ["mov.b64 {%t0, %t1}, %c;", "mad.lo.cc.u32 %t0, %a, %b, %t0;",
+          "madc.hi.u32 %t1, %a, %b, %t1;"] + join)
+
+
+def float_cases():
+    family = "float"
+    for t in ("f32", "f64"):
+        for rounding in ROUNDINGS:
+            for operation in ("add", "sub", "mul", "div"):
+                binary(family, f"{operation}.{rounding}.{t}", t)
+            ternary(family, f"fma.{rounding}.{t}", (t, t, t), t)
+            unary(family, f"sqrt.{rounding}.{t}", t)
+            unary(family, f"rcp.{rounding}.{t}", t)
+        for operation in ("min", "max"):
+            binary(family, f"{operation}.{t}", t)
+        for operation in ("abs", "neg"):
+            unary(family, f"{operation}.{t}", t)
+        binary(family, f"copysign.{t}", t)
+        body = ["mov.u32 %d, 0;"]
+        properties = ("finite", "infinite", "number", "notanumber", "normal", "subnormal")
+        for bit, property_name in enumerate(properties):
+            body += [f"testp.{property_name}.{t} %p0, %a;", f"selp.u32 %t0, {1 << bit}, 0, %p0;",
+                     "or.b32 %d, %d, %t0;"]
+        case(family, f"testp.{t}", [t], "u32", body, note="bit k = " + " ".join(properties))
+    comparisons = ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu",
+                   "num", "nan")
+    comparison_mask(family, "setp.f32", "setp.{}.f32", comparisons, "f32")
+    comparison_mask(family, "setp.ftz.f32", "setp.{}.ftz.f32", comparisons, "f32")
+    comparison_mask(family, "setp.f64", "setp.{}.f64", comparisons, "f64")
+    # div, sqrt and rcp have no .sat form.
+    for operation in ("add", "sub", "mul", "div", "sqrt", "rcp", "fma"):
+        arity = {"sqrt": 1, "rcp": 1, "fma": 3}.get(operation, 2)
+        saturating = operation in ("add", "sub", "mul", "fma")
+        for modifiers in ((".rn.ftz", ".rn.sat", ".rn.ftz.sat") if saturating else (".rn.ftz",)):
+            name = f"{operation}{modifiers}.f32"
+            case(family, name, ["f32"] * arity, "f32",
+                 [f"{name} %d, {', '.join(INPUT_REGISTERS[:arity])};"])
+    for operation in ("min", "max"):
+        for modifiers in (".ftz", ".NaN", ".ftz.NaN", ".xorsign.abs"):
+            binary(family, f"{operation}{modifiers}.f32", "f32")
+    for operation in ("abs", "neg"):
+        unary(family, f"{operation}.ftz.f32", "f32")
+        unary(family, f"{operation}.f16", "f16")
+        unary(family, f"{operation}.bf16", "bf16")
+
+
+def conversion_cases():
+    family = "conversion"
+    unary(family, "cvt.f32.f16", "f16", result="f32")
+    unary(family, "cvt.f32.bf16", "bf16", result="f32")
+    unary(family, "cvt.f64.f32", "f32", result="f64")
+    unary(family, "cvt.ftz.f64.f32", "f32", result="f64")
+    for rounding in ROUNDINGS:
+        unary(family, f"cvt.{rounding}.f16.f32", "f32", result="f16")
+        unary(family, f"cvt.{rounding}.bf16.f32", "f32", result="bf16")
+        unary(family, f"cvt.{rounding}.f32.f64", "f64", result="f32")
+        unary(family, f"cvt.{rounding}.f16.f64", "f64", result="f16")
+        for integer in ("s32", "u32", "s64", "u64"):
+            unary(family, f"cvt.{rounding}.f32.{integer}", integer, result="f32")
+            unary(family, f"cvt.{rounding}.f64.{integer}", integer, result="f64")
+    for modifiers in (".rn.relu", ".rn.satfinite"):
+        unary(family, f"cvt{modifiers}.f16.f32", "f32", result="f16")
+        unary(family, f"cvt{modifiers}.bf16.f32", "f32", result="bf16")
+    unary(family, "cvt.rn.ftz.f32.f64", "f64", result="f32")
+    for rounding in INTEGER_ROUNDINGS:
+        for source in ("f32", "f64"):
+            for integer in ("s32", "u32", "s64", "u64"):
+                unary(family, f"cvt.{rounding}.{integer}.{source}", source, result=integer)
+            unary(family, f"cvt.{rounding}.{source}.{source}", source)
+        unary(family, f"cvt.{rounding}.ftz.s32.f32", "f32", result="s32")
+    # All 65536 inputs each: the two roundings that differ most.
+    for rounding in ("rni", "rzi"):
+        unary(family, f"cvt.{rounding}.s16.f16", "f16", result="s16")
+        unary(family, f"cvt.{rounding}.u16.f16", "f16", result="u16")
+    for rounding in ROUNDINGS:
+        unary(family, f"cvt.{rounding}.f16.s16", "s16", result="f16")
+        unary(family, f"cvt.{rounding}.f16.u16", "u16", result="f16")
+    unary(family, "cvt.sat.f32.f32", "f32")
+    unary(family, "cvt.rni.sat.f32.f32", "f32")
+    unary(family, "cvt.rn.sat.f16.f32", "f32", result="f16")
+    for destination, source in (("s16", "s32"), ("u16", "s32"), ("u16", "u32"), ("s32", "u32"),
+                                ("u32", "s32"), ("s32", "s64"), ("u32", "s64"), ("u32", "u64"),
+                                ("s64", "u64"), ("u64", "s64")):
+        unary(family, f"cvt.sat.{destination}.{source}", source, result=destination)
+    for destination, source in (("s64", "s32"), ("u64", "u32"), ("s32", "s64"), ("s16", "s32"),
+                                ("s32", "s16"), ("u32", "u16")):
+        unary(family, f"cvt.{destination}.{source}", source, result=destination)
+
+
+def approximation_cases():
+    family = "approx"
+    # Bounds are the PTX ISA's, relative to the exact result; see conformance_runner.cpp for
+    # how they are applied to two approximations. sin and cos are held to theirs only on
+    # [-pi, pi]: the H200's own results are up to 2^-15 off the exact sine at |x| near 100 pi.
+    bounds = {
+        "sin": {"tolerance": "abs -20.5", "domain": "3.14159265"},
+        "cos": {"tolerance": "abs -20.5", "domain": "3.14159265"},
+        "ex2": {"tolerance": "ulp 2"},
+        "lg2": {"tolerance": "abs -22.6 ulp 1"},
+        "rsqrt": {"tolerance": "rel -22.9"},
+        "rcp": {"tolerance": "ulp 1"},
+        "sqrt": {"tolerance": "rel -23"},
+        "tanh": {"tolerance": "rel -10.987"},
+    }
+    for function, descriptor in bounds.items():
+        unary(family, f"{function}.approx.f32", "f32", **descriptor)
+        if function != "tanh":
+            unary(family, f"{function}.approx.ftz.f32", "f32", **descriptor)
+    binary(family, "div.approx.f32", "f32", tolerance="ulp 2")
+    binary(family, "div.full.f32", "f32", tolerance="ulp 2")
+    unary(family, "ex2.approx.f16", "f16", tolerance="rel -9.9")
+    unary(family, "tanh.approx.f16", "f16", tolerance="rel -10.7")
+
+
+def main():
+    integer_cases()
+    float_cases()
+    conversion_cases()
+    approximation_cases()
+    shutil.rmtree(CASES_DIR, ignore_errors=True)
+    for key, (inputs, output, body, descriptor) in cases.items():
+        path = CASES_DIR / f"{key}.ptx"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(key, inputs, output, body, descriptor))
+    print(f"{len(cases)} cases written to {CASES_DIR}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+// The code cache's entry format and directory, with the damage a disk, a crash or a user can
+// do: every truncation, every single-byte change, foreign files, and eviction order.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "runtime/cache_format.h"
+#include "runtime/code_cache.h"
+
+namespace xcuda::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The process-wide cache reads XCUDA_CACHE_DIR once, on first use; point it away from the
+// user's home before any test runs.
+const fs::path process_cache_directory = [] {
+  fs::path directory = fs::temp_directory_path() / ("xcuda-code-cache-test-" + std::to_string(getpid()));
+  setenv("XCUDA_CACHE_DIR", directory.c_str(), 1);
+  setenv("XCUDA_CACHE", "1", 1);
+  return directory;
+}();
+
+ptx::CompileResult sample_result() {
+  ptx::CompileResult result;
+  result.object = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 42, 0, 0xff};
+  ptx::KernelInfo first;
+  first.name = "scale";
+  first.parameters = {{0, 8, 8}, {8, 4, 4}};
+  first.parameter_buffer_size = 16;
+  first.static_shared_bytes = 1024;
+  first.local_bytes_per_thread = 32;
+  first.max_threads_per_block = 256;
+  first.required_block[0] = 64;
+  first.required_block[1] = 2;
+  first.required_block[2] = 1;
+  first.host_stack_bytes_per_thread = 12;
+  ptx::KernelInfo second;
+  second.name = "empty";
+  result.module.kernels = {first, second};
+  result.module.globals = {{"table", 400, true}, {"counter", 4, false}};
+  return result;
+}
+
+void expect_same(const ptx::CompileResult& actual, const ptx::CompileResult& expected) {
+  EXPECT_EQ(actual.object, expected.object);
+  ASSERT_EQ(actual.module.kernels.size(), expected.module.kernels.size());
+  for (size_t index = 0; index < expected.module.kernels.size(); ++index) {
+    const ptx::KernelInfo& a = actual.module.kernels[index];
+    const ptx::KernelInfo& e = expected.module.kernels[index];
+    EXPECT_EQ(a.name, e.name);
+    ASSERT_EQ(a.parameters.size(), e.parameters.size());
+    for (size_t parameter = 0; parameter < e.parameters.size(); ++parameter) {
+      EXPECT_EQ(a.parameters[parameter].offset, e.parameters[parameter].offset);
+      EXPECT_EQ(a.parameters[parameter].size, e.parameters[parameter].size);
+      EXPECT_EQ(a.parameters[parameter].alignment, e.parameters[parameter].alignment);
+    }
+    EXPECT_EQ(a.parameter_buffer_size, e.parameter_buffer_size);
+    EXPECT_EQ(a.static_shared_bytes, e.static_shared_bytes);
+    EXPECT_EQ(a.local_bytes_per_thread, e.local_bytes_per_thread);
+    EXPECT_EQ(a.max_threads_per_block, e.max_threads_per_block);
+    for (int axis = 0; axis < 3; ++axis) EXPECT_EQ(a.required_block[axis], e.required_block[axis]);
+    EXPECT_EQ(a.host_stack_bytes_per_thread, e.host_stack_bytes_per_thread);
+  }
+  ASSERT_EQ(actual.module.globals.size(), expected.module.globals.size());
+  for (size_t index = 0; index < expected.module.globals.size(); ++index) {
+    EXPECT_EQ(actual.module.globals[index].name, expected.module.globals[index].name);
+    EXPECT_EQ(actual.module.globals[index].size, expected.module.globals[index].size);
+    EXPECT_EQ(actual.module.globals[index].is_constant, expected.module.globals[index].is_constant);
+  }
+}
+
+std::vector<uint8_t> read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+const std::string key_a(64, 'a');
+
+TEST(CacheFormat, RoundTripKeepsEveryField) {
+  auto parsed = parse_entry(serialize_entry(key_a, sample_result()), key_a);
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  expect_same(*parsed, sample_result());
+}
+
+TEST(CacheFormat, HeaderIsLaidOutAsDocumented) {
+  std::vector<uint8_t> entry = serialize_entry(key_a, sample_result());
+  ASSERT_GT(entry.size(), entry_header_bytes);
+  EXPECT_EQ(std::string(entry.begin(), entry.begin() + 8), std::string("XCUDACC\0", 8));
+  EXPECT_EQ(entry[8], entry_format_version);
+  uint64_t payload = 0;
+  for (int index = 0; index < 8; ++index) payload |= uint64_t(entry[16 + index]) << (8 * index);
+  EXPECT_EQ(payload, entry.size() - entry_header_bytes);
+}
+
+TEST(CacheFormat, EveryTruncationIsRefused) {
+  std::vector<uint8_t> entry = serialize_entry(key_a, sample_result());
+  for (size_t length = 0; length < entry.size(); ++length)
+    EXPECT_FALSE(parse_entry(std::span(entry).first(length), key_a)) << "length " << length;
+}
+
+TEST(CacheFormat, EverySingleByteChangeIsRefused) {
+  const std::vector<uint8_t> entry = serialize_entry(key_a, sample_result());
+  for (size_t offset = 0; offset < entry.size(); ++offset) {
+    for (uint8_t mask : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> damaged = entry;
+      damaged[offset] ^= mask;
+      EXPECT_FALSE(parse_entry(damaged, key_a)) << "offset " << offset << " mask " << int(mask);
+    }
+  }
+}
+
+TEST(CacheFormat, TrailingBytesAreRefused) {
+  std::vector<uint8_t> entry = serialize_entry(key_a, sample_result());
+  entry.push_back(0);
+  EXPECT_FALSE(parse_entry(entry, key_a));
+}
+
+TEST(CacheFormat, EntryOfAnotherKeyIsRefused) {
+  auto parsed = parse_entry(serialize_entry(key_a, sample_result()), std::string(64, 'b'));
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().message.find("another key"), std::string::npos);
+}
+
+TEST(CacheFormat, GarbageIsRefused) {
+  std::vector<uint8_t> garbage(4096);
+  uint32_t state = 12345;
+  for (uint8_t& byte : garbage) byte = uint8_t((state = state * 1103515245 + 12345) >> 16);
+  EXPECT_FALSE(parse_entry(garbage, key_a));
+  // Garbage behind a valid header prefix still fails on size or checksum.
+  std::vector<uint8_t> entry = serialize_entry(key_a, sample_result());
+  std::copy(entry.begin(), entry.begin() + 24, garbage.begin());
+  EXPECT_FALSE(parse_entry(garbage, key_a));
+}
+
+class CodeCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() /
+                 ("xcuda-cache-" + std::to_string(getpid()) + "-" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+  fs::path directory_;
+};
+
+TEST_F(CodeCacheTest, StoredEntryIsFound) {
+  CodeCache cache(directory_, 1 << 20);
+  EXPECT_FALSE(cache.find(key_a));
+  cache.store(key_a, sample_result());
+  auto found = cache.find(key_a);
+  ASSERT_TRUE(found);
+  expect_same(*found, sample_result());
+  EXPECT_EQ(cache.usage().entries, 1u);
+  EXPECT_EQ(cache.usage().bytes, fs::file_size(cache.entry_path(key_a)));
+}
+
+TEST_F(CodeCacheTest, DamagedFilesAreMissesAndStoreReplacesThem) {
+  CodeCache cache(directory_, 1 << 20);
+  cache.store(key_a, sample_result());
+  const std::vector<uint8_t> good = read_bytes(cache.entry_path(key_a));
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> damage = {
+      {"empty", {}},
+      {"truncated header", {good.begin(), good.begin() + 20}},
+      {"truncated payload", {good.begin(), good.end() - 1}},
+      {"garbage", std::vector<uint8_t>(good.size(), 0x5a)},
+  };
+  for (size_t offset : {size_t{0}, size_t{9}, size_t{17}, size_t{30}, good.size() - 3}) {
+    std::vector<uint8_t> flipped = good;
+    flipped[offset] ^= 0x10;
+    damage.emplace_back("byte " + std::to_string(offset) + " flipped", flipped);
+  }
+  for (const auto& [what, bytes] : damage) {
+    write_bytes(cache.entry_path(key_a), bytes);
+    EXPECT_FALSE(cache.find(key_a)) << what;
+    cache.store(key_a, sample_result());
+    auto found = cache.find(key_a);
+    ASSERT_TRUE(found) << what;
+    expect_same(*found, sample_result());
+  }
+}
+
+TEST_F(CodeCacheTest, EvictsLeastRecentlyUsed) {
+  std::vector<uint8_t> one_entry = serialize_entry(key_a, sample_result());
+  // Room for two entries, not three.
+  CodeCache cache(directory_, one_entry.size() * 2 + one_entry.size() / 2);
+  const std::string key_b(64, 'b'), key_c(64, 'c');
+  cache.store(key_a, sample_result());
+  cache.store(key_b, sample_result());
+  // Make the order unambiguous whatever the file system's time resolution: b older than a.
+  auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(cache.entry_path(key_a), now - std::chrono::hours(2));
+  fs::last_write_time(cache.entry_path(key_b), now - std::chrono::hours(1));
+  ASSERT_TRUE(cache.find(key_a));  // a use makes a the most recent
+  cache.store(key_c, sample_result());
+  EXPECT_TRUE(fs::exists(cache.entry_path(key_a)));
+  EXPECT_FALSE(fs::exists(cache.entry_path(key_b)));
+  EXPECT_TRUE(fs::exists(cache.entry_path(key_c)));
+  EXPECT_EQ(cache.usage().entries, 2u);
+}
+
+TEST_F(CodeCacheTest, AbandonedTemporaryFilesAreRemoved) {
+  CodeCache cache(directory_, 1 << 20);
+  fs::create_directories(directory_);
+  fs::path abandoned = directory_ / "dead.123.0.tmp";
+  write_bytes(abandoned, {1, 2, 3});
+  fs::last_write_time(abandoned, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  cache.store(key_a, sample_result());
+  EXPECT_FALSE(fs::exists(abandoned));
+  EXPECT_EQ(cache.usage().entries, 1u);
+}
+
+TEST(CacheKey, DependsOnTextAndOptions) {
+  ptx::CompileOptions options;
+  std::string key = CodeCache::key(".version 8.0", options);
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(key, CodeCache::key(".version 8.0", options));
+  EXPECT_NE(key, CodeCache::key(".version 8.1", options));
+  ptx::CompileOptions other = options;
+  other.optimization_level = 0;
+  EXPECT_NE(key, CodeCache::key(".version 8.0", other));
+  // The name in diagnostics does not change the code, so the same PTX in two programs shares.
+  other = options;
+  other.file_name = "another.ptx";
+  EXPECT_EQ(key, CodeCache::key(".version 8.0", other));
+}
+
+TEST(CompileWithCache, SecondCompileIsAHitWithTheSameResult) {
+  std::ifstream in(XCUDA_SAXPY_PTX);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  ptx::CompileOptions options;
+  ASSERT_NE(code_cache(), nullptr);
+  EXPECT_EQ(code_cache()->directory(), process_cache_directory);
+  CachedCompile first = compile_with_cache(text, options);
+  ASSERT_TRUE(first.compiled.ok());
+  EXPECT_FALSE(first.from_cache);
+  CachedCompile second = compile_with_cache(text, options);
+  EXPECT_TRUE(second.from_cache);
+  expect_same(second.compiled, first.compiled);
+  ASSERT_EQ(second.compiled.module.kernels.size(), 1u);
+  EXPECT_EQ(second.compiled.module.kernels[0].name, "saxpy");
+  fs::remove_all(process_cache_directory);
+}
+
+TEST(CompileWithCache, FailedCompilesAreNotStored) {
+  CachedCompile result = compile_with_cache("this is not PTX", ptx::CompileOptions{});
+  EXPECT_FALSE(result.compiled.ok());
+  ASSERT_NE(code_cache(), nullptr);
+  EXPECT_FALSE(fs::exists(code_cache()->entry_path(result.key)));
+}
+
+}  // namespace
+}  // namespace xcuda::runtime

@@ -1,0 +1,57 @@
+// A HIP runtime in miniature for the HIP backend's tests: devices whose memory is host memory and
+// whose streams do their work at once, recording every call so tests can check what the backend
+// asked HIP to do. Plain function pointers cannot carry state, so there is one fake per process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/hip/hip_library.h"
+
+namespace xcuda::runtime::hip::fake {
+
+// The image hipModuleLoadData accepts; anything else is an invalid image.
+inline const std::string code_object = "fake AMDGPU code object";
+// The one kernel and the one global the fake module defines.
+inline const std::string kernel_name = "scale";
+inline const std::string global_name = "table";
+
+struct FakeDevice {
+  std::string name;
+  std::string architecture_name;
+  size_t total_memory = 0;
+  std::map<int, int> attributes;  // attributes missing here are refused
+};
+
+struct Launch {
+  unsigned grid[3] = {};
+  unsigned block[3] = {};
+  unsigned shared_bytes = 0;
+  std::vector<uint8_t> parameters;
+};
+
+struct FakeHip {
+  int init_result = hip_success;
+  int malloc_result = hip_success;
+  int launch_result = hip_success;
+  std::vector<FakeDevice> devices;
+  int current_device = 0;
+  std::vector<std::string> calls;  // "hipMalloc 1" and the like: name and current device
+  std::map<void*, size_t> allocations;
+  std::vector<Launch> launches;
+  uint8_t global_storage[16] = {};
+};
+
+// Two devices: 0 a CDNA gfx90a (wave64), 1 an RDNA gfx1100 (wave32). Clears every record.
+FakeHip& reset_fake_hip();
+FakeHip& fake_hip();
+
+// Every entry point, or with hipStreamAddCallback instead of hipLaunchHostFunc as ROCm 5.2 has.
+HipFunctions fake_hip_functions(bool with_launch_host_func = true);
+
+bool was_called(const std::string& call);
+
+}  // namespace xcuda::runtime::hip::fake
