@@ -26,30 +26,51 @@ void fill_with(void* destination, T value, size_t count) {
 
 constexpr uint32_t max_threads_per_block = 1024;
 
-// The problem with a launch that a GPU would refuse, or an empty string.
-std::string check_launch(const HostKernel& kernel, const LaunchShape& shape, size_t parameter_bytes,
-                         uint32_t max_shared_bytes) {
+// A kernel with barriers keeps each thread's live values on the stack of the worker running the
+// block (KernelInfo::host_stack_bytes_per_thread). Half of a usual 8 MiB thread stack is what a
+// block may take; more is refused rather than overflowing the worker.
+constexpr uint64_t block_stack_budget = 4u << 20;
+
+// What a GPU would refuse about a launch, if anything.
+Status check_launch(const HostKernel& kernel, const LaunchShape& shape, size_t parameter_bytes,
+                    uint32_t max_shared_bytes) {
   const ptx::KernelInfo& info = kernel.info();
+  auto refuse = [&](ErrorCode code, const std::string& problem) {
+    return make_error(code, "kernel " + info.name + ": " + problem);
+  };
   uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
   uint64_t blocks = uint64_t{shape.grid[0]} * shape.grid[1] * shape.grid[2];
-  if (threads == 0 || blocks == 0) return "a grid or block dimension is 0";
+  if (threads == 0 || blocks == 0)
+    return refuse(ErrorCode::invalid_value, "a grid or block dimension is 0");
   uint32_t thread_limit =
       info.max_threads_per_block ? info.max_threads_per_block : max_threads_per_block;
   if (threads > thread_limit)
-    return std::to_string(threads) + " threads per block, more than the " +
-           std::to_string(thread_limit) + " allowed";
+    return refuse(ErrorCode::invalid_value,
+                  std::to_string(threads) + " threads per block, more than the " +
+                      std::to_string(thread_limit) + " allowed");
   if (info.required_block[0] != 0 && !std::equal(shape.block, shape.block + 3, info.required_block))
-    return "a block of " + std::to_string(shape.block[0]) + "x" + std::to_string(shape.block[1]) +
-           "x" + std::to_string(shape.block[2]) + " threads, but .reqntid asks for " +
-           std::to_string(info.required_block[0]) + "x" + std::to_string(info.required_block[1]) +
-           "x" + std::to_string(info.required_block[2]);
+    return refuse(ErrorCode::invalid_value,
+                  "a block of " + std::to_string(shape.block[0]) + "x" +
+                      std::to_string(shape.block[1]) + "x" + std::to_string(shape.block[2]) +
+                      " threads, but .reqntid asks for " + std::to_string(info.required_block[0]) +
+                      "x" + std::to_string(info.required_block[1]) + "x" +
+                      std::to_string(info.required_block[2]));
   uint64_t shared = uint64_t{info.static_shared_bytes} + shape.dynamic_shared_bytes;
   if (shared > max_shared_bytes)
-    return std::to_string(shared) + " bytes of shared memory, more than the " +
-           std::to_string(max_shared_bytes) + " a block may have";
+    return refuse(ErrorCode::invalid_value,
+                  std::to_string(shared) + " bytes of shared memory, more than the " +
+                      std::to_string(max_shared_bytes) + " a block may have");
   if (parameter_bytes < info.parameter_buffer_size)
-    return std::to_string(parameter_bytes) + " bytes of parameters, fewer than the " +
-           std::to_string(info.parameter_buffer_size) + " the kernel reads";
+    return refuse(ErrorCode::invalid_value,
+                  std::to_string(parameter_bytes) + " bytes of parameters, fewer than the " +
+                      std::to_string(info.parameter_buffer_size) + " the kernel reads");
+  if (info.host_stack_bytes_per_thread != 0) {
+    uint64_t stack = (uint64_t{info.host_stack_bytes_per_thread} + 4) * threads;
+    if (stack > block_stack_budget)
+      return refuse(ErrorCode::launch_out_of_resources,
+                    std::to_string(stack) + " bytes of per-thread state across barriers, more "
+                    "than the " + std::to_string(block_stack_budget) + " a host block may keep");
+  }
   return {};
 }
 
@@ -97,11 +118,9 @@ void HostQueue::launch(LoadedKernel& kernel, const LaunchShape& shape,
     });
     return;
   }
-  std::string problem = check_launch(*host_kernel, shape, parameters.size(), max_shared_bytes_);
-  if (!problem.empty()) {
-    enqueue([message = "kernel " + host_kernel->info().name + ": " + problem]() -> Status {
-      return make_error(ErrorCode::invalid_value, message);
-    });
+  Status allowed = check_launch(*host_kernel, shape, parameters.size(), max_shared_bytes_);
+  if (!allowed) {
+    enqueue([refusal = allowed.error()]() -> Status { return refusal; });
     return;
   }
   enqueue([this, host_kernel, shape, parameters = std::move(parameters)]() -> Status {
