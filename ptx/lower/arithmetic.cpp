@@ -1,5 +1,8 @@
-// Integer and floating-point arithmetic: add sub mul mad fma div rem abs neg min max, the
-// carry chain (add.cc, addc), dp4a dp2a, and the float functions rcp sqrt rsqrt sin cos lg2 ex2.
+// Integer and floating-point arithmetic: add sub mul mad fma div rem abs neg min max sad, the
+// carry chain (add.cc, addc), dp4a dp2a, and the float functions rcp sqrt rsqrt sin cos lg2 ex2
+// tanh, on f16/bf16 and their packed pairs too.
+#include <cmath>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/floating_point.h"
@@ -15,14 +18,43 @@ ScalarType type_of_instruction(const Instruction& instruction) { return instruct
 
 bool flushes(const Instruction& instruction) { return instruction.qualifiers.ftz; }
 
-// Finishes a computed float result: saturation, the GPU's NaN, flushing, then the store.
-void write_float_result(FunctionLowering& lowering, const Instruction& instruction, Value* value) {
-  if (instruction.qualifiers.saturate) value = saturate_float(lowering, value);
-  value = canonicalize_nan(lowering, value);
-  write_float(lowering, instruction.operands[0], value, type_of_instruction(instruction), flushes(instruction));
+// The integer type of a float type's width, vector for vector.
+llvm::Type* shaped_integer(llvm::Type* type) {
+  if (auto* vector = llvm::dyn_cast<llvm::VectorType>(type)) return llvm::VectorType::getInteger(vector);
+  return llvm::IntegerType::get(type->getContext(), static_cast<unsigned>(type->getPrimitiveSizeInBits().getFixedValue()));
 }
 
-// Finishes abs, neg and copysign, which only touch the sign bit and keep NaN payloads.
+bool has_word(const Instruction& instruction, std::string_view word) {
+  const auto& other = instruction.qualifiers.other;
+  return std::find(other.begin(), other.end(), word) != other.end();
+}
+
+// .ftz flushes a result that is tiny after rounding to the format's precision with an unbounded
+// exponent (measured on an H200: a product just below the smallest normal that rounds up to it is
+// kept by fma and flushed by mul when it is exactly representable one binade lower). Those are
+// the exact values below the midpoint between the smallest normal and its predecessor.
+double tiny_limit(double smallest_normal, int precision) { return smallest_normal * (1 - std::ldexp(1.0, -precision - 1)); }
+
+bool is_wide_float(Value* value) {
+  llvm::Type* element = value->getType()->getScalarType();
+  return element->isFloatTy() || element->isDoubleTy();
+}
+
+// Finishes a computed float result: saturation, the GPU's NaN, flushing, then the store. A
+// 16-bit float result arrives computed in f32 or f64 and is rounded here, once.
+void write_float_result(FunctionLowering& lowering, const Instruction& instruction, Value* value) {
+  ScalarType type = type_of_instruction(instruction);
+  if (instruction.qualifiers.saturate) value = saturate_float(lowering, value);
+  if (is_half_type(type) && is_wide_float(value)) {
+    bool brain = type == ScalarType::bf16 || type == ScalarType::bf16x2;
+    if (flushes(instruction)) value = flush_below(lowering, value, tiny_limit(brain ? 0x1p-126 : 0x1p-14, brain ? 8 : 11));
+    value = narrow_half(lowering, value, type, {Rounding::rn, false, has_word(instruction, "relu"), NanRule::canonical});
+  } else if (is_wide_float(value))
+    value = canonicalize_nan(lowering, value);
+  write_float(lowering, instruction.operands[0], value, type, flushes(instruction));
+}
+
+// Finishes abs, neg and copysign, which only touch the sign bit.
 void write_sign_result(FunctionLowering& lowering, const Instruction& instruction, Value* value) {
   write_float(lowering, instruction.operands[0], value, type_of_instruction(instruction), flushes(instruction));
 }
@@ -34,19 +66,55 @@ std::vector<Value*> float_sources(FunctionLowering& lowering, const Instruction&
   return sources;
 }
 
+// The sources as arithmetic computes them: 16-bit floats widened to f32.
+std::vector<Value*> computing_sources(FunctionLowering& lowering, const Instruction& instruction) {
+  auto sources = float_sources(lowering, instruction);
+  if (is_half_type(type_of_instruction(instruction)))
+    for (Value*& source : sources) source = widen_half(lowering, source);
+  return sources;
+}
+
 std::vector<Value*> integer_sources(FunctionLowering& lowering, const Instruction& instruction, size_t count) {
   std::vector<Value*> sources;
   for (size_t i = 1; i <= count; ++i) sources.push_back(lowering.read(instruction.operands[i], type_of_instruction(instruction)));
   return sources;
 }
 
+// An f64 add, sub, mul or fma with NaN operands gives one of them, quieted (measured on an H200):
+// b before a, and for fma b before c before a. x86 gives the first. `sources` lists them from the
+// least to the most preferred.
+Value* propagate_f64_nan(FunctionLowering& lowering, llvm::ArrayRef<Value*> sources, Value* result) {
+  if (!result->getType()->isDoubleTy()) return result;
+  auto& builder = lowering.builder();
+  for (Value* source : sources) {
+    Value* quieted = builder.CreateBitCast(builder.CreateOr(builder.CreateBitCast(source, builder.getInt64Ty()), uint64_t{1} << 51),
+                                           result->getType());
+    result = builder.CreateSelect(builder.CreateFCmpUNO(source, source), quieted, result);
+  }
+  return result;
+}
+
+// .ftz on an f32 product decides on the exact product, which f64 holds.
+Value* flush_tiny_product(FunctionLowering& lowering, const Instruction& instruction, llvm::ArrayRef<Value*> sources, Value* result) {
+  if (!flushes(instruction) || !result->getType()->isFloatTy()) return result;
+  auto& builder = lowering.builder();
+  Value* exact = builder.CreateFMul(builder.CreateFPExt(sources[0], builder.getDoubleTy()), builder.CreateFPExt(sources[1], builder.getDoubleTy()));
+  Value* tiny = builder.CreateFCmpOLT(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, exact),
+                                      llvm::ConstantFP::get(exact->getType(), tiny_limit(0x1p-126, 24)));
+  Value* zero = builder.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, llvm::ConstantFP::get(result->getType(), 0.0), result);
+  return builder.CreateSelect(tiny, zero, result);
+}
+
 void lower_float_binary(FunctionLowering& lowering, const Instruction& instruction, std::string_view name,
                         llvm::Instruction::BinaryOps operation) {
-  auto sources = float_sources(lowering, instruction);
+  auto sources = computing_sources(lowering, instruction);
   Value* result = with_rounding(lowering, instruction.qualifiers.rounding, name, sources, sources[0]->getType(),
                                 [operation](llvm::IRBuilder<>& builder, llvm::ArrayRef<Value*> arguments) {
                                   return builder.CreateBinOp(operation, arguments[0], arguments[1]);
                                 });
+  if (operation == llvm::Instruction::FMul) result = flush_tiny_product(lowering, instruction, sources, result);
+  // div keeps x86's choice, a before b (measured).
+  if (operation != llvm::Instruction::FDiv) result = propagate_f64_nan(lowering, sources, result);
   write_float_result(lowering, instruction, result);
 }
 
@@ -123,7 +191,63 @@ void lower_mul(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], integer_product(lowering, instruction, sources[0], sources[1]), product_type(instruction));
 }
 
+// a + b rounded to odd: exact when it fits f64, else the neighbour with an odd last bit. A
+// second rounding to a format at least two bits narrower is then correctly rounded.
+Value* add_rounded_to_odd(llvm::IRBuilder<>& builder, Value* a, Value* b) {
+  // TwoSum: sum + error == a + b exactly.
+  Value* sum = builder.CreateFAdd(a, b);
+  Value* b_part = builder.CreateFSub(sum, a);
+  Value* a_part = builder.CreateFSub(sum, b_part);
+  Value* error = builder.CreateFAdd(builder.CreateFSub(a, a_part), builder.CreateFSub(b, b_part));
+  llvm::Type* integer = llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(sum->getType()));
+  Value* sum_bits = builder.CreateBitCast(sum, integer);
+  Value* error_bits = builder.CreateBitCast(error, integer);
+  Value* one = llvm::ConstantInt::get(integer, 1);
+  Value* zero = llvm::Constant::getNullValue(integer);
+  // Moving the bits by one ulp goes away from zero when error and sum share a sign.
+  Value* same_sign = builder.CreateICmpSGE(builder.CreateXor(sum_bits, error_bits), zero);
+  Value* neighbour = builder.CreateSelect(same_sign, builder.CreateAdd(sum_bits, one), builder.CreateSub(sum_bits, one));
+  Value* inexact = builder.CreateAnd(builder.CreateFCmpONE(error, llvm::ConstantFP::get(error->getType(), 0.0)),
+                                     builder.CreateICmpEQ(builder.CreateAnd(sum_bits, one), zero));
+  return builder.CreateBitCast(builder.CreateSelect(inexact, neighbour, sum_bits), sum->getType());
+}
+
+// fma on 16-bit floats: the product is exact in f64, the sum is rounded to odd, and the result
+// is rounded once more, correctly, to the 16-bit format. .oob makes an operand holding the
+// out-of-bounds NaN 0x7FFF give +0.
+void lower_half_fma(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  auto originals = float_sources(lowering, instruction);
+  std::vector<Value*> wide;
+  llvm::Type* real = nullptr;
+  for (Value* source : originals) {
+    Value* single = widen_half(lowering, source);
+    real = single->getType()->isVectorTy() ? llvm::FixedVectorType::get(builder.getDoubleTy(), 2) : builder.getDoubleTy();
+    wide.push_back(builder.CreateFPExt(single, real));
+  }
+  // Vectors keep the helper generic; scalars travel as one-lane vectors.
+  if (!real->isVectorTy()) {
+    for (Value*& value : wide) value = builder.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(real, 1)), value, uint64_t{0});
+  }
+  Value* result = add_rounded_to_odd(builder, builder.CreateFMul(wide[0], wide[1]), wide[2]);
+  if (!real->isVectorTy()) result = builder.CreateExtractElement(result, uint64_t{0});
+  if (has_word(instruction, "oob")) {
+    llvm::Type* integer = shaped_integer(originals[0]->getType());
+    Value* out_of_bounds = nullptr;
+    for (Value* source : originals) {
+      Value* marked = builder.CreateICmpEQ(builder.CreateBitCast(source, integer), llvm::ConstantInt::get(integer, 0x7fff));
+      out_of_bounds = out_of_bounds == nullptr ? marked : builder.CreateOr(out_of_bounds, marked);
+    }
+    result = builder.CreateSelect(out_of_bounds, llvm::ConstantFP::get(result->getType(), 0.0), result);
+  }
+  write_float_result(lowering, instruction, result);
+}
+
 void lower_fma(FunctionLowering& lowering, const Instruction& instruction) {
+  if (is_half_type(type_of_instruction(instruction))) {
+    lower_half_fma(lowering, instruction);
+    return;
+  }
   auto sources = float_sources(lowering, instruction);
   Value* result = with_rounding(lowering, instruction.qualifiers.rounding, "fma", sources, sources[0]->getType(),
                                 [](llvm::IRBuilder<>& builder, llvm::ArrayRef<Value*> arguments) {
@@ -135,7 +259,7 @@ void lower_fma(FunctionLowering& lowering, const Instruction& instruction) {
                                         arguments));
                                   return static_cast<Value*>(builder.CreateIntrinsic(llvm::Intrinsic::fma, {arguments[0]->getType()}, arguments));
                                 });
-  write_float_result(lowering, instruction, result);
+  write_float_result(lowering, instruction, propagate_f64_nan(lowering, {sources[0], sources[2], sources[1]}, result));
 }
 
 // mad, and madc which also adds the carry flag.
@@ -234,61 +358,65 @@ void lower_div(FunctionLowering& lowering, const Instruction& instruction) {
     lower_integer_division(lowering, instruction, false);
     return;
   }
-  // .approx and .full promise a bounded error; the correctly rounded quotient is within it.
-  lower_float_binary(lowering, instruction, "fdiv", llvm::Instruction::FDiv);
+  if (!instruction.qualifiers.approx) {
+    // .full and the IEEE forms: the correctly rounded quotient is within every bound.
+    lower_float_binary(lowering, instruction, "fdiv", llvm::Instruction::FDiv);
+    return;
+  }
+  // div.approx.f32 is a * (1/b), and 1/b flushes to zero for 2^126 < |b|: the ISA documents
+  // 0 there (NaN for an infinite a). Elsewhere the correctly rounded quotient is within 2 ulp.
+  auto& builder = lowering.builder();
+  auto sources = float_sources(lowering, instruction);
+  Value* a = sources[0];
+  Value* b = sources[1];
+  Value* flushed_reciprocal = builder.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, llvm::ConstantFP::get(b->getType(), 0.0), b);
+  Value* huge = builder.CreateFCmpOGT(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b), llvm::ConstantFP::get(b->getType(), 0x1p126));
+  Value* quotient = builder.CreateSelect(huge, builder.CreateFMul(a, flushed_reciprocal), builder.CreateFDiv(a, b));
+  write_float_result(lowering, instruction, quotient);
 }
 
 void lower_rem(FunctionLowering& lowering, const Instruction& instruction) { lower_integer_division(lowering, instruction, true); }
 
-void lower_abs(FunctionLowering& lowering, const Instruction& instruction) {
+// abs and neg only touch the sign bit, so they work on the bits of every float type. A NaN
+// (measured on an H200) becomes the canonical NaN, except in f64, where it keeps its sign and
+// payload and is quieted.
+void lower_sign_operation(FunctionLowering& lowering, const Instruction& instruction, bool negate) {
   ScalarType type = type_of_instruction(instruction);
   auto& builder = lowering.builder();
-  if (is_float(type)) {
-    auto sources = float_sources(lowering, instruction);
-    Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, sources[0]);
-    if (magnitude->getType()->getScalarType()->isFloatTy()) {
-      // abs.f32 quiets a signalling NaN (measured); setting the quiet bit of a quiet NaN or of
-      // a number that is not NaN would be wrong, hence the select.
-      Value* quieted = builder.CreateBitCast(
-          builder.CreateOr(builder.CreateBitCast(magnitude, builder.getInt32Ty()), builder.getInt32(0x00400000)),
-          magnitude->getType());
-      magnitude = builder.CreateSelect(builder.CreateFCmpUNO(magnitude, magnitude), quieted, magnitude);
-    }
-    write_sign_result(lowering, instruction, magnitude);
+  if (!is_float(type)) {
+    Value* value = lowering.read(instruction.operands[1], type);
+    Value* result = negate ? builder.CreateNeg(value) : builder.CreateBinaryIntrinsic(llvm::Intrinsic::abs, value, builder.getFalse());
+    lowering.write(instruction.operands[0], result, type);
     return;
   }
-  Value* value = lowering.read(instruction.operands[1], type);
-  lowering.write(instruction.operands[0], builder.CreateBinaryIntrinsic(llvm::Intrinsic::abs, value, builder.getFalse()), type);
+  Value* value = float_sources(lowering, instruction)[0];
+  llvm::Type* integer = shaped_integer(value->getType());
+  Value* sign = llvm::ConstantInt::get(integer, llvm::APInt::getSignMask(integer->getScalarSizeInBits()));
+  Value* bits = builder.CreateBitCast(value, integer);
+  Value* result = negate ? builder.CreateXor(bits, sign) : builder.CreateAnd(bits, builder.CreateNot(sign));
+  Value* infinity = builder.CreateBitCast(llvm::ConstantFP::getInfinity(value->getType()), integer);
+  Value* is_nan = builder.CreateICmpUGT(builder.CreateAnd(bits, builder.CreateNot(sign)), infinity);
+  Value* nan = type == ScalarType::f64 ? builder.CreateOr(bits, builder.getInt64(uint64_t{1} << 51))
+                                       : builder.CreateBitCast(canonical_nan(value->getType()), integer);
+  result = builder.CreateSelect(is_nan, nan, result);
+  write_sign_result(lowering, instruction, builder.CreateBitCast(result, value->getType()));
 }
 
-void lower_neg(FunctionLowering& lowering, const Instruction& instruction) {
-  ScalarType type = type_of_instruction(instruction);
-  auto& builder = lowering.builder();
-  if (is_float(type)) {
-    auto sources = float_sources(lowering, instruction);
-    write_sign_result(lowering, instruction, builder.CreateFNeg(sources[0]));
-    return;
-  }
-  lowering.write(instruction.operands[0], builder.CreateNeg(lowering.read(instruction.operands[1], type)), type);
-}
+void lower_abs(FunctionLowering& lowering, const Instruction& instruction) { lower_sign_operation(lowering, instruction, false); }
+void lower_neg(FunctionLowering& lowering, const Instruction& instruction) { lower_sign_operation(lowering, instruction, true); }
 
-// When both operands are NaN: f32 gives the canonical NaN; f64 (measured on an H200) gives the
-// signalling operand quieted, a signalling a first, else a.
+// When both operands are NaN: f32 and 16-bit types give the canonical NaN; f64 (measured on an
+// H200) gives b, quieted.
 Value* both_nan_result(FunctionLowering& lowering, Value* a, Value* b) {
   auto& builder = lowering.builder();
   if (!a->getType()->getScalarType()->isDoubleTy()) return canonical_nan(a->getType());
-  llvm::Type* integer = builder.getInt64Ty();
-  const uint64_t quiet_bit = 1ull << 51;
-  Value* a_bits = builder.CreateBitCast(a, integer);
-  Value* b_bits = builder.CreateBitCast(b, integer);
-  Value* a_signalling = builder.CreateICmpEQ(builder.CreateAnd(a_bits, quiet_bit), builder.getInt64(0));
-  Value* b_signalling = builder.CreateICmpEQ(builder.CreateAnd(b_bits, quiet_bit), builder.getInt64(0));
-  Value* chosen = builder.CreateSelect(builder.CreateAnd(builder.CreateNot(a_signalling), b_signalling), b_bits, a_bits);
-  return builder.CreateBitCast(builder.CreateOr(chosen, quiet_bit), a->getType());
+  return builder.CreateBitCast(builder.CreateOr(builder.CreateBitCast(b, builder.getInt64Ty()), uint64_t{1} << 51), a->getType());
 }
 
 // PTX min/max: a NaN operand yields the other one (both NaN: the canonical NaN), -0 is below +0;
-// .NaN makes any NaN operand win.
+// .NaN makes any NaN operand win; .xorsign.abs compares magnitudes and gives the result the
+// exclusive or of the operands' signs. Comparisons run on widened copies of 16-bit floats, the
+// result is one of the operands' own bit patterns.
 void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, bool maximum) {
   ScalarType type = type_of_instruction(instruction);
   auto& builder = lowering.builder();
@@ -296,30 +424,46 @@ void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, b
     auto sources = integer_sources(lowering, instruction, 2);
     llvm::Intrinsic::ID intrinsic = is_signed(type) ? (maximum ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
                                                     : (maximum ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
-    lowering.write(instruction.operands[0], builder.CreateBinaryIntrinsic(intrinsic, sources[0], sources[1]), type);
+    Value* result = builder.CreateBinaryIntrinsic(intrinsic, sources[0], sources[1]);
+    // .relu: negative results become 0.
+    if (has_word(instruction, "relu")) result = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, result, llvm::Constant::getNullValue(result->getType()));
+    lowering.write(instruction.operands[0], result, type);
     return;
   }
   auto sources = float_sources(lowering, instruction);
   Value* a = sources[0];
   Value* b = sources[1];
-  llvm::Type* integer = builder.getIntNTy(a->getType()->getScalarSizeInBits());
-  if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(a->getType())) integer = llvm::FixedVectorType::get(integer->getScalarType(), vector->getNumElements());
+  llvm::Type* integer = shaped_integer(a->getType());
+  Value* sign = llvm::ConstantInt::get(integer, llvm::APInt::getSignMask(integer->getScalarSizeInBits()));
+  bool xorsign = has_word(instruction, "xorsign");
+  Value* result_sign = builder.CreateAnd(builder.CreateXor(builder.CreateBitCast(a, integer), builder.CreateBitCast(b, integer)), sign);
+  if (xorsign) {
+    a = builder.CreateBitCast(builder.CreateAnd(builder.CreateBitCast(a, integer), builder.CreateNot(sign)), a->getType());
+    b = builder.CreateBitCast(builder.CreateAnd(builder.CreateBitCast(b, integer), builder.CreateNot(sign)), b->getType());
+  }
+  Value* a_compared = is_half_type(type) ? widen_half(lowering, a) : a;
+  Value* b_compared = is_half_type(type) ? widen_half(lowering, b) : b;
   Value* a_negative = builder.CreateICmpSLT(builder.CreateBitCast(a, integer), llvm::Constant::getNullValue(integer));
-  Value* equal = builder.CreateFCmpOEQ(a, b);
-  Value* a_wins = maximum ? builder.CreateOr(builder.CreateFCmpOGT(a, b), builder.CreateAnd(equal, builder.CreateNot(a_negative)))
-                          : builder.CreateOr(builder.CreateFCmpOLT(a, b), builder.CreateAnd(equal, a_negative));
+  Value* equal = builder.CreateFCmpOEQ(a_compared, b_compared);
+  Value* a_wins = maximum ? builder.CreateOr(builder.CreateFCmpOGT(a_compared, b_compared), builder.CreateAnd(equal, builder.CreateNot(a_negative)))
+                          : builder.CreateOr(builder.CreateFCmpOLT(a_compared, b_compared), builder.CreateAnd(equal, a_negative));
   Value* result = builder.CreateSelect(a_wins, a, b);
-  Value* a_nan = builder.CreateFCmpUNO(a, a);
-  Value* b_nan = builder.CreateFCmpUNO(b, b);
+  Value* a_nan = builder.CreateFCmpUNO(a_compared, a_compared);
+  Value* b_nan = builder.CreateFCmpUNO(b_compared, b_compared);
   Value* nan = canonical_nan(a->getType());
-  bool propagate_nan = std::find(instruction.qualifiers.other.begin(), instruction.qualifiers.other.end(), "NaN") !=
-                       instruction.qualifiers.other.end();
-  if (propagate_nan) {
-    result = builder.CreateSelect(builder.CreateOr(a_nan, b_nan), nan, result);
+  Value* any_nan = builder.CreateOr(a_nan, b_nan);
+  if (has_word(instruction, "NaN")) {
+    result = builder.CreateSelect(any_nan, nan, result);
   } else {
     result = builder.CreateSelect(b_nan, a, result);
     result = builder.CreateSelect(a_nan, b, result);
     result = builder.CreateSelect(builder.CreateAnd(a_nan, b_nan), both_nan_result(lowering, a, b), result);
+  }
+  if (xorsign) {
+    // The sign applies whenever the result is a number, even one chosen over a NaN operand.
+    Value* signed_result = builder.CreateBitCast(builder.CreateOr(builder.CreateBitCast(result, integer), result_sign), a->getType());
+    Value* result_nan = has_word(instruction, "NaN") ? any_nan : builder.CreateAnd(a_nan, b_nan);
+    result = builder.CreateSelect(result_nan, result, signed_result);
   }
   write_float_result(lowering, instruction, result);
 }
@@ -354,7 +498,7 @@ void lower_sqrt(FunctionLowering& lowering, const Instruction& instruction) {
 // The .approx functions: the host's correctly rounded (or libm-accurate) results are within
 // every documented bound.
 void lower_approximate(FunctionLowering& lowering, const Instruction& instruction, llvm::Intrinsic::ID intrinsic) {
-  auto sources = float_sources(lowering, instruction);
+  auto sources = computing_sources(lowering, instruction);
   write_float_result(lowering, instruction, lowering.builder().CreateUnaryIntrinsic(intrinsic, sources[0]));
 }
 
@@ -368,21 +512,51 @@ void lower_rsqrt(FunctionLowering& lowering, const Instruction& instruction) {
 void lower_sin(FunctionLowering& lowering, const Instruction& instruction) { lower_approximate(lowering, instruction, llvm::Intrinsic::sin); }
 void lower_cos(FunctionLowering& lowering, const Instruction& instruction) { lower_approximate(lowering, instruction, llvm::Intrinsic::cos); }
 void lower_lg2(FunctionLowering& lowering, const Instruction& instruction) { lower_approximate(lowering, instruction, llvm::Intrinsic::log2); }
-void lower_ex2(FunctionLowering& lowering, const Instruction& instruction) { lower_approximate(lowering, instruction, llvm::Intrinsic::exp2); }
-
-// tanh.approx: the C library's tanhf is within a few ulp, far inside the documented 2^-11.
-void lower_tanh(FunctionLowering& lowering, const Instruction& instruction) {
-  auto& builder = lowering.builder();
+// ex2.approx.f16 truncates: the H200's results are 2^x rounded towards zero, and infinity from
+// 2^16 on (measured: all but one of the 65536 inputs).
+void lower_ex2(FunctionLowering& lowering, const Instruction& instruction) {
   ScalarType type = type_of_instruction(instruction);
-  if (type != ScalarType::f32) {
-    lowering.error(instruction.location, "tanh." + std::string(name_of(type)) + " is not supported yet");
+  if (type != ScalarType::f16 && type != ScalarType::f16x2) {
+    lower_approximate(lowering, instruction, llvm::Intrinsic::exp2);
     return;
   }
-  auto sources = float_sources(lowering, instruction);
+  auto& builder = lowering.builder();
+  Value* power = builder.CreateUnaryIntrinsic(llvm::Intrinsic::exp2, computing_sources(lowering, instruction)[0]);
+  Value* truncated = narrow_half(lowering, power, type, {Rounding::rz, false, false, NanRule::canonical});
+  Value* overflows = builder.CreateFCmpOGE(power, llvm::ConstantFP::get(power->getType(), 0x1p16));
+  write_float_result(lowering, instruction, builder.CreateSelect(overflows, llvm::ConstantFP::getInfinity(truncated->getType()), truncated));
+}
+
+// tanh.approx: the C library's tanhf is within a few ulp, far inside the documented 2^-11;
+// 16-bit floats take it lane by lane in f32.
+void lower_tanh(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  Value* source = computing_sources(lowering, instruction)[0];
   llvm::FunctionCallee tanh = lowering.module().target().getOrInsertFunction("tanhf", builder.getFloatTy(), builder.getFloatTy());
-  auto* result = builder.CreateCall(tanh, {sources[0]});
-  result->setDoesNotAccessMemory();
+  auto call = [&](Value* lane) {
+    auto* result = builder.CreateCall(tanh, {lane});
+    result->setDoesNotAccessMemory();
+    return result;
+  };
+  Value* result = nullptr;
+  if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(source->getType())) {
+    result = llvm::PoisonValue::get(vector);
+    for (uint64_t lane = 0; lane < vector->getNumElements(); ++lane)
+      result = builder.CreateInsertElement(result, call(builder.CreateExtractElement(source, lane)), lane);
+  } else {
+    result = call(source);
+  }
   write_float_result(lowering, instruction, result);
+}
+
+// sad d, a, b, c: c + |a - b|, the difference taken in a's signedness.
+void lower_sad(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  ScalarType type = type_of_instruction(instruction);
+  auto sources = integer_sources(lowering, instruction, 3);
+  Value* a_below = is_signed(type) ? builder.CreateICmpSLT(sources[0], sources[1]) : builder.CreateICmpULT(sources[0], sources[1]);
+  Value* difference = builder.CreateSelect(a_below, builder.CreateSub(sources[1], sources[0]), builder.CreateSub(sources[0], sources[1]));
+  lowering.write(instruction.operands[0], builder.CreateAdd(sources[2], difference), type);
 }
 
 // copysign d, a, b: b's magnitude with a's sign.
@@ -454,6 +628,7 @@ void add_arithmetic_lowerings(LoweringTable& table) {
   table["ex2"] = lower_ex2;
   table["tanh"] = lower_tanh;
   table["copysign"] = lower_copysign;
+  table["sad"] = lower_sad;
 }
 
 }  // namespace xcuda::ptx

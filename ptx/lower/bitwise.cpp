@@ -1,5 +1,6 @@
 // Logic and bit manipulation: and or xor not cnot, shifts (PTX clamps large shift amounts
-// where LLVM would produce poison), funnel shifts, popc clz brev bfind bfe bfi prmt lop3 bmsk szext.
+// where LLVM would produce poison), funnel shifts, popc clz brev bfind bfe bfi prmt lop3 bmsk szext
+// fns.
 #include <algorithm>
 #include <array>
 
@@ -146,8 +147,14 @@ void lower_bfe(FunctionLowering& lowering, const Instruction& instruction) {
   Value* value = lowering.read(instruction.operands[1], type);
   llvm::Type* integer = value->getType();
   uint32_t bits = integer->getIntegerBitWidth();
-  Value* position = builder.CreateAnd(amount(lowering, instruction.operands[2], integer), constant(integer, 0xFF));
-  Value* length = builder.CreateAnd(amount(lowering, instruction.operands[3], integer), constant(integer, 0xFF));
+  // The ISA takes position and length modulo 256; the H200 does so for .b32 but reads all 32
+  // bits of them for 64-bit types (measured).
+  Value* position = amount(lowering, instruction.operands[2], integer);
+  Value* length = amount(lowering, instruction.operands[3], integer);
+  if (bits == 32) {
+    position = builder.CreateAnd(position, constant(integer, 0xFF));
+    length = builder.CreateAnd(length, constant(integer, 0xFF));
+  }
   Value* inside = builder.CreateICmpULT(position, constant(integer, bits));
   Value* safe_position = builder.CreateSelect(inside, position, constant(integer, 0));
   Value* shifted = builder.CreateSelect(inside, builder.CreateLShr(value, safe_position), constant(integer, 0));
@@ -294,9 +301,53 @@ void lower_lop3(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], result, type);
 }
 
+// The position of the n-th lowest set bit of the 32-bit m (n counts from 1), or all ones: a
+// binary search for the lowest position whose bits up to and including it hold n set bits.
+Value* nth_set_bit(llvm::IRBuilder<>& builder, Value* m, Value* n) {
+  Value* position = builder.getInt32(0);
+  for (uint32_t step = 16; step >= 1; step /= 2) {
+    Value* candidate = builder.CreateAdd(position, builder.getInt32(step));
+    Value* below = builder.CreateSub(builder.CreateShl(builder.getInt32(1), candidate), builder.getInt32(1));
+    Value* count = builder.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, builder.CreateAnd(m, below));
+    position = builder.CreateSelect(builder.CreateICmpULT(count, n), candidate, position);
+  }
+  Value* found = builder.CreateICmpUGE(builder.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, m), n);
+  return builder.CreateSelect(found, position, builder.getInt32(0xFFFFFFFFu));
+}
+
+// fns.b32 d, mask, base, offset: the position of the |offset|-th set bit of mask counting from
+// bit base upwards (offset > 0) or downwards (offset < 0); offset 0 asks whether bit base is
+// set. All ones when there is no such bit, or base is outside 0..31 (measured on an H200).
+void lower_fns(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  Value* mask = lowering.read(instruction.operands[1], ScalarType::b32);
+  Value* base = lowering.read(instruction.operands[2], ScalarType::b32);
+  Value* outside = builder.CreateICmpUGE(base, builder.getInt32(32));
+  base = builder.CreateAnd(base, 31);
+  Value* offset = lowering.read(instruction.operands[3], ScalarType::s32);
+  Value* upwards = builder.CreateICmpSGT(offset, builder.getInt32(0));
+  Value* count = builder.CreateBinaryIntrinsic(llvm::Intrinsic::abs, offset, builder.getFalse());
+  count = builder.CreateSelect(builder.CreateICmpEQ(offset, builder.getInt32(0)), builder.getInt32(1), count);
+  // Searching downwards is searching upwards in the bit-reversed mask from bit 31 - base.
+  Value* start = builder.CreateSelect(upwards, base, builder.CreateSub(builder.getInt32(31), base));
+  Value* oriented = builder.CreateSelect(upwards, mask, builder.CreateUnaryIntrinsic(llvm::Intrinsic::bitreverse, mask));
+  Value* candidates = builder.CreateAnd(oriented, builder.CreateShl(builder.getInt32(0xFFFFFFFFu), start));
+  // Offset 0 looks at bit base alone.
+  candidates = builder.CreateSelect(builder.CreateICmpEQ(offset, builder.getInt32(0)),
+                                    builder.CreateAnd(candidates, builder.CreateShl(builder.getInt32(1), start)), candidates);
+  Value* position = nth_set_bit(builder, candidates, count);
+  Value* none = builder.CreateICmpEQ(position, builder.getInt32(0xFFFFFFFFu));
+  Value* result = builder.CreateSelect(builder.CreateOr(upwards, none), position, builder.CreateSub(builder.getInt32(31), position));
+  result = builder.CreateSelect(outside, builder.getInt32(0xFFFFFFFFu), result);
+  // An offset of INT_MIN, whose magnitude no 32-bit count holds, gives 0 (measured on an H200).
+  result = builder.CreateSelect(builder.CreateICmpEQ(offset, builder.getInt32(0x80000000u)), builder.getInt32(0), result);
+  lowering.write(instruction.operands[0], result, ScalarType::b32);
+}
+
 }  // namespace
 
 void add_bitwise_lowerings(LoweringTable& table) {
+  table["fns"] = lower_fns;
   table["and"] = lower_and;
   table["or"] = lower_or;
   table["xor"] = lower_xor;

@@ -179,7 +179,10 @@ void lower_testp(FunctionLowering& lowering, const Instruction& instruction) {
   else if (test == "infinite") result = builder.CreateFCmpOEQ(magnitude, infinity);
   else if (test == "number") result = builder.CreateFCmpORD(value, value);
   else if (test == "notanumber") result = builder.CreateFCmpUNO(value, value);
-  else if (test == "normal") result = builder.CreateAnd(builder.CreateFCmpOGE(magnitude, smallest_normal), builder.CreateFCmpOLT(magnitude, infinity));
+  // Zero counts as normal (measured on an H200): normal is every finite value not subnormal.
+  else if (test == "normal") result = builder.CreateAnd(builder.CreateOr(builder.CreateFCmpOGE(magnitude, smallest_normal),
+                                                                         builder.CreateFCmpOEQ(magnitude, llvm::ConstantFP::get(float_type, 0.0))),
+                                                        builder.CreateFCmpOLT(magnitude, infinity));
   else result = builder.CreateAnd(builder.CreateFCmpOLT(magnitude, smallest_normal), builder.CreateFCmpONE(magnitude, llvm::ConstantFP::get(float_type, 0.0)));
   lowering.write(instruction.operands[0], result, ScalarType::pred);
 }

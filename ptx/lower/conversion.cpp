@@ -1,5 +1,9 @@
 // cvt between integer widths, between integers and floats, and between float widths, with PTX's
-// rounding modifiers, saturation and flush-to-zero; and cvt.rn packing two f32 into f16x2/bf16x2.
+// rounding modifiers, saturation and flush-to-zero; into and out of the narrow formats (f16,
+// bf16, tf32, e4m3, e5m2, e2m1, packed in pairs) with .relu and .satfinite; and cvt.pack.
+#include <algorithm>
+#include <tuple>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/floating_point.h"
@@ -36,38 +40,124 @@ std::optional<llvm::Intrinsic::ID> integral_rounding(Rounding rounding) {
   }
 }
 
-// cvt.rn.f16x2.f32 d, a, b (and .bf16x2): a rounded into the upper half of d, b into the lower.
-void lower_pack(FunctionLowering& lowering, const Instruction& instruction, ScalarType destination) {
+bool has_word(const Qualifiers& qualifiers, std::string_view word) {
+  return std::find(qualifiers.other.begin(), qualifiers.other.end(), word) != qualifiers.other.end();
+}
+
+// The packed formats that have no register type of their own: the checker passes them on as
+// the bit type that holds them and by name.
+const NarrowFormat* named_format(const Qualifiers& qualifiers) {
+  static constexpr std::pair<std::string_view, const NarrowFormat*> formats[] = {
+      {"tf32", &tf32_format}, {"e4m3x2", &e4m3_format}, {"e5m2x2", &e5m2_format}, {"e2m1x2", &e2m1_format}};
+  for (const auto& [name, format] : formats)
+    if (has_word(qualifiers, name)) return format;
+  return nullptr;
+}
+
+// The format a cvt destination rounds into, with its lane count, or nullptr for the types that
+// take the ordinary conversions.
+const NarrowFormat* destination_format(ScalarType destination, const NarrowFormat* named, uint32_t& lanes) {
+  lanes = destination == ScalarType::f16x2 || destination == ScalarType::bf16x2 || (named != nullptr && named != &tf32_format) ? 2 : 1;
+  if (named != nullptr && kind_of(destination) == TypeKind::bits) return named;
+  if (destination == ScalarType::f16 || destination == ScalarType::f16x2) return &f16_format;
+  if (destination == ScalarType::bf16 || destination == ScalarType::bf16x2) return &bf16_format;
+  return nullptr;
+}
+
+// cvt into f16, bf16, tf32 or a packed pair: d, a (one value, or a packed f16x2 source) or
+// d, a, b (two f32 values; a goes to the upper half). One exact rounding serves every modifier.
+void lower_narrowing(FunctionLowering& lowering, const Instruction& instruction, const NarrowFormat& format, uint32_t lanes) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
-  if (instruction.operands.size() != 3 || qualifiers.rounding != Rounding::rn || !qualifiers.other.empty() ||
-      qualifiers.saturate || qualifiers.ftz) {
-    lowering.error(instruction.location, "this form of cvt is not supported yet");
+  ScalarType destination = qualifiers.types[0];
+  ScalarType source = qualifiers.types[1];
+  bool two_sources = instruction.operands.size() == 3;
+  if (two_sources != (lanes == 2 && source == ScalarType::f32) || qualifiers.rounding >= Rounding::rni) {
+    lowering.error(instruction.location, "this form of cvt into ." + std::string(name_of(destination)) + " is not valid");
     return;
   }
-  Value* packed = builder.getInt32(0);
-  for (uint32_t index = 0; index < 2; ++index) {
-    Value* value = read_float(lowering, instruction.operands[1 + index], ScalarType::f32, false);
-    Value* half_bits;
-    if (destination == ScalarType::f16x2) {
-      Value* rounded = canonicalize_nan(lowering, builder.CreateFPTrunc(value, builder.getHalfTy()));
-      half_bits = builder.CreateZExt(builder.CreateBitCast(rounded, builder.getInt16Ty()), builder.getInt32Ty());
-    } else {
-      // bf16 is the top half of an f32, so rounding to nearest even is integer arithmetic on the
-      // bits; LLVM's x86 fptrunc to bfloat flushes f32 subnormals, which the GPU keeps.
-      Value* pattern = builder.CreateBitCast(value, builder.getInt32Ty());
-      Value* tie_to_even = builder.CreateAnd(builder.CreateLShr(pattern, 16), 1);
-      Value* rounded = builder.CreateLShr(builder.CreateAdd(pattern, builder.CreateAdd(tie_to_even, builder.getInt32(0x7FFF))), 16);
-      half_bits = builder.CreateSelect(builder.CreateFCmpUNO(value, value), builder.getInt32(0x7FFF), rounded);
-    }
-    packed = builder.CreateOr(packed, builder.CreateShl(half_bits, index == 0 ? 16 : 0));
+  llvm::Value* value;
+  if (two_sources) {
+    llvm::Value* high = read_float(lowering, instruction.operands[1], source, qualifiers.ftz);
+    llvm::Value* low = read_float(lowering, instruction.operands[2], source, qualifiers.ftz);
+    value = builder.CreateInsertElement(llvm::PoisonValue::get(llvm::FixedVectorType::get(high->getType(), 2)), low, uint64_t{0});
+    value = builder.CreateInsertElement(value, high, uint64_t{1});
+  } else {
+    value = read_float(lowering, instruction.operands[1], source, qualifiers.ftz);
   }
-  lowering.write(instruction.operands[0], packed, ScalarType::b32);
+  // .sat clamps to [0, 1], NaN to 0; clamping before the rounding gives the same result.
+  if (qualifiers.saturate) value = saturate_float(lowering, value);
+  NarrowRounding mode{qualifiers.rounding == Rounding::none ? Rounding::rn : qualifiers.rounding,
+                      has_word(qualifiers, "satfinite"), has_word(qualifiers, "relu"), NanRule::canonical};
+  if (source == ScalarType::f64) mode.nan = NanRule::keep_payload;
+  if (&format == &tf32_format && mode.rounding == Rounding::rna) mode.nan = NanRule::truncate_bits;
+  llvm::Value* bits = round_to_narrow(lowering, value, format, mode);
+  uint32_t width = static_cast<uint32_t>(bits->getType()->getPrimitiveSizeInBits().getFixedValue());
+  lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getIntNTy(width)), bits_of_width(width));
+}
+
+// cvt.rn{.relu}.f16x2.e4m3x2 (and .e5m2x2, .e2m1x2) d, a: both values of a, widened exactly.
+void lower_widening(FunctionLowering& lowering, const Instruction& instruction, const NarrowFormat& format) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  if (qualifiers.types[0] != ScalarType::f16x2 || instruction.operands.size() != 2) {
+    lowering.error(instruction.location, "cvt from a packed 8- or 4-bit format only produces .f16x2");
+    return;
+  }
+  uint32_t width = 2 * format.storage_bits;
+  llvm::Value* packed = lowering.read(instruction.operands[1], bits_of_width(std::max(width, 8u)));
+  packed = builder.CreateTrunc(packed, builder.getIntNTy(width));
+  llvm::Value* pair = builder.CreateBitCast(packed, llvm::FixedVectorType::get(builder.getIntNTy(format.storage_bits), 2));
+  llvm::Value* value = widen_from_narrow(lowering, pair, format);
+  llvm::Value* bits = round_to_narrow(lowering, value, f16_format, {Rounding::rn, false, has_word(qualifiers, "relu"), NanRule::canonical});
+  lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getInt32Ty()), ScalarType::b32);
+}
+
+// cvt.pack.sat.convertType.s32 d, a, b (u16, s16) and cvt.pack.sat.convertType.s32.b32 d, a, b, c
+// (u8 s8 u4 s4 u2 s2): a and b saturated to the narrow type, a above b, above them c's low bits.
+void lower_cvt_pack(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  static constexpr std::tuple<std::string_view, uint32_t, bool> narrow_types[] = {
+      {"u16", 16, false}, {"s16", 16, true}, {"u8", 8, false}, {"s8", 8, true},
+      {"u4", 4, false},   {"s4", 4, true},   {"u2", 2, false}, {"s2", 2, true}};
+  // .u4 .s4 .u2 .s2 have no register type and come as words.
+  std::string_view name = name_of(qualifiers.types[0]);
+  for (const std::string& word : qualifiers.other)
+    if (word != "pack") name = word;
+  uint32_t bits = 0;
+  bool is_signed_result = false;
+  for (const auto& [candidate, candidate_bits, candidate_signed] : narrow_types) {
+    if (candidate == name) {
+      bits = candidate_bits;
+      is_signed_result = candidate_signed;
+    }
+  }
+  bool has_c = instruction.operands.size() == 4;
+  if (bits == 0 || !qualifiers.saturate || has_c != (bits < 16)) {
+    lowering.error(instruction.location, "cvt.pack needs .sat, a .u16/.s16 result for two sources, or .u8 .s8 .u4 .s4 .u2 .s2 with a third");
+    return;
+  }
+  auto saturate = [&](const Operand& operand) {
+    llvm::Value* value = lowering.read(operand, ScalarType::s32);
+    int64_t low = is_signed_result ? -(int64_t{1} << (bits - 1)) : 0;
+    int64_t high = is_signed_result ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+    value = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, value, builder.getInt32(static_cast<uint32_t>(low)));
+    value = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, value, builder.getInt32(static_cast<uint32_t>(high)));
+    return builder.CreateAnd(value, builder.getInt32((1u << bits) - 1));
+  };
+  llvm::Value* result = builder.CreateOr(builder.CreateShl(saturate(instruction.operands[1]), bits), saturate(instruction.operands[2]));
+  if (has_c) result = builder.CreateOr(result, builder.CreateShl(lowering.read(instruction.operands[3], ScalarType::b32), 2 * bits));
+  lowering.write(instruction.operands[0], result, ScalarType::b32);
 }
 
 void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
+  if (has_word(qualifiers, "pack")) {
+    lower_cvt_pack(lowering, instruction);
+    return;
+  }
   if (qualifiers.types.size() != 2) {
     lowering.error(instruction.location, "cvt needs a destination and a source type");
     return;
@@ -80,16 +170,23 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
   bool float_source = is_float(source);
   Rounding rounding = qualifiers.rounding;
   bool integer_rounding = rounding >= Rounding::rni;
-  if ((destination == ScalarType::f16x2 || destination == ScalarType::bf16x2) && source == ScalarType::f32) {
-    lower_pack(lowering, instruction, destination);
+  const NarrowFormat* named = named_format(qualifiers);
+  if (named != nullptr && kind_of(source) == TypeKind::bits) {
+    lower_widening(lowering, instruction, *named);
     return;
   }
-  if (instruction.operands.size() != 2) {
-    lowering.error(instruction.location, "cvt takes two operands except when it packs two f32 into halves");
+  uint32_t lanes = 1;
+  const NarrowFormat* narrow = destination_format(destination, named, lanes);
+  // A plain cvt.rn.f16.f32 stays one instruction on x86; every other rounding into a narrow
+  // format takes the exact general path.
+  bool plain_half = destination == ScalarType::f16 && source == ScalarType::f32 && qualifiers.other.empty() &&
+                    (rounding == Rounding::rn || rounding == Rounding::none);
+  if (narrow != nullptr && (float_source || kind_of(source) == TypeKind::bits) && !plain_half) {
+    lower_narrowing(lowering, instruction, *narrow, lanes);
     return;
   }
-  if (destination == ScalarType::f16x2 || destination == ScalarType::bf16x2 || source == ScalarType::f16x2 ||
-      source == ScalarType::bf16x2 || !qualifiers.other.empty()) {
+  if (instruction.operands.size() != 2 || source == ScalarType::f16x2 || source == ScalarType::bf16x2 ||
+      !qualifiers.other.empty()) {
     lowering.error(instruction.location, "this form of cvt is not supported yet");
     return;
   }
@@ -109,6 +206,8 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
       return;
     }
     Value* value = read_float(lowering, input, source, qualifiers.ftz);
+    // x86 has no integral rounding of 16-bit floats; f32 holds them exactly.
+    if (bit_width(source) == 16) value = widen_half(lowering, value);
     Value* is_nan = builder.CreateFCmpUNO(value, value);
     value = builder.CreateUnaryIntrinsic(*intrinsic, value);
     // Out-of-range values saturate, as fptosi.sat does. NaN (measured on an H200) becomes 0
@@ -145,16 +244,17 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
         lowering.error(instruction.location, "cvt with an integral rounding between float types of different widths");
         return;
       }
-      result = builder.CreateUnaryIntrinsic(*integral_rounding(rounding), value);
+      result = canonicalize_nan(lowering, builder.CreateUnaryIntrinsic(*integral_rounding(rounding), value));
     } else if (destination == source) {
       result = value;
     } else if (destination_bits > source_bits) {
-      result = builder.CreateFPExt(value, target);  // exact, any rounding modifier is moot
+      // Widening is exact, any rounding modifier is moot. An f16 NaN, and with .ftz an f32 one,
+      // becomes the canonical f32 NaN on the way; a bf16 NaN keeps its bits (measured on an H200).
+      if (source_bits == 16) value = widen_half(lowering, value);
+      if (source == ScalarType::f16) value = canonicalize_nan(lowering, value);
+      if (qualifiers.ftz) value = canonicalize_nan(lowering, value);
+      result = builder.CreateFPCast(value, target);
     } else {
-      if (destination_bits < 32 && rounding != Rounding::none && rounding != Rounding::rn) {
-        lowering.error(instruction.location, "cvt to a 16-bit float with directed rounding is not supported yet");
-        return;
-      }
       result = with_rounding(lowering, rounding, "fptrunc", {value}, target,
                              [target](llvm::IRBuilder<>& body, llvm::ArrayRef<Value*> arguments) {
                                return body.CreateFPTrunc(arguments[0], target);

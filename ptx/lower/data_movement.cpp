@@ -1,20 +1,12 @@
 // mov: registers, immediates, special registers, addresses of variables and functions, and
 // packing/unpacking of vectors ({a, b} ↔ a wide register).
+#include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 
 namespace xcuda::ptx {
 namespace {
 
 using llvm::Value;
-
-ScalarType bits_of_width(uint32_t bits) {
-  switch (bits) {
-    case 8: return ScalarType::b8;
-    case 16: return ScalarType::b16;
-    case 32: return ScalarType::b32;
-    default: return ScalarType::b64;
-  }
-}
 
 void lower_mov(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();

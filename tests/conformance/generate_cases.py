@@ -276,11 +276,104 @@ def approximation_cases():
     unary(family, "tanh.approx.f16", "f16", tolerance="rel -10.7")
 
 
+def half_lanes(count):
+    """Packs f16/bf16 inputs into x2 registers %t0.. so that lane k of operand j is input
+    (j + k) % count: the two lanes see the operands in different orders."""
+    registers = INPUT_REGISTERS[:count]
+    return [f"mov.b32 %t{j}, {{{registers[j]}, {registers[(j + 1) % count]}}};"
+            for j in range(count)]
+
+
+def half_case(family, instruction, element, count, **descriptor):
+    """A case for a .f16/.bf16 instruction, and one for its .f16x2/.bf16x2 form."""
+    scalar = f"{instruction}.{element}"
+    sources = ", ".join(INPUT_REGISTERS[:count])
+    case(family, scalar, [element] * count, element, [f"{scalar} %d, {sources};"], **descriptor)
+    packed = f"{instruction}.{element}x2"
+    case(family, packed, [element] * count, "u32",
+         half_lanes(count) + [f"{packed} %d, {', '.join(f'%t{j}' for j in range(count))};"],
+         note="lane k of operand j is input (j + k) % inputs", **descriptor)
+
+
+def half_cases():
+    family = "half"
+    for element in ("f16", "bf16"):
+        # bf16 takes no .ftz or .sat on add/sub/mul/fma; f16 takes both.
+        flags = ("", ".ftz", ".sat", ".ftz.sat") if element == "f16" else ("",)
+        for operation in ("add", "sub", "mul"):
+            for modifiers in flags:
+                half_case(family, f"{operation}.rn{modifiers}", element, 2)
+        for modifiers in flags + (".relu",) + ((".ftz.relu",) if element == "f16" else ()):
+            half_case(family, f"fma.rn{modifiers}", element, 3)
+        half_case(family, "fma.rn.oob", element, 3)
+        for operation in ("neg", "abs"):
+            for modifiers in (("", ".ftz") if element == "f16" else ("",)):
+                half_case(family, f"{operation}{modifiers}", element, 1)
+        for operation in ("min", "max"):
+            for modifiers in ("", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs") + (
+                    (".ftz", ".ftz.NaN") if element == "f16" else ()):
+                half_case(family, f"{operation}{modifiers}", element, 2)
+    case(family, "tanh.approx.bf16", ["bf16"], "bf16", ["tanh.approx.bf16 %d, %a;"],
+         tolerance="rel -8")
+    case(family, "ex2.approx.ftz.bf16", ["bf16"], "bf16", ["ex2.approx.ftz.bf16 %d, %a;"],
+         tolerance="rel -7")
+
+
+def narrow_conversion_cases():
+    family = "narrow"
+    for destination in ("f16", "bf16"):
+        for rounding in ("rn", "rz"):
+            for modifiers in (".relu", ".satfinite", ".relu.satfinite"):
+                unary(family, f"cvt.{rounding}{modifiers}.{destination}.f32", "f32",
+                      result=destination)
+            for modifiers in ("", ".relu", ".satfinite"):
+                name = f"cvt.{rounding}{modifiers}.{destination}x2.f32"
+                case(family, name, ["f32", "f32"], "u32", [f"{name} %d, %a, %b;"])
+    for rounding in ROUNDINGS:
+        unary(family, f"cvt.{rounding}.bf16.f64", "f64", result="bf16")
+    unary(family, "cvt.f64.bf16", "bf16", result="f64")
+    unary(family, "cvt.rn.bf16.f16", "f16", result="bf16")
+    unary(family, "cvt.rn.f16.bf16", "bf16", result="f16")
+    unary(family, "cvt.f32.bf16", "bf16", result="f32")
+    for rounding in ("rni", "rzi"):
+        unary(family, f"cvt.{rounding}.s32.bf16", "bf16", result="s32")
+    for eight_bit in ("e4m3x2", "e5m2x2"):
+        for modifiers in ("", ".relu"):
+            name = f"cvt.rn.satfinite{modifiers}.{eight_bit}.f32"
+            case(family, name, ["f32", "f32"], "u16", [f"{name} %d, %a, %b;"])
+            name = f"cvt.rn.satfinite{modifiers}.{eight_bit}.f16x2"
+            case(family, name, ["f16", "f16"], "u16",
+                 half_lanes(2)[:1] + [f"{name} %d, %t0;"])
+            # Every pair of 8-bit values is one of the 65536 16-bit inputs.
+            name = f"cvt.rn{modifiers}.f16x2.{eight_bit}"
+            case(family, name, ["f16"], "u32", [f"{name} %d, %a;"],
+                 note="the f16 input is only a carrier for all 65536 pairs of 8-bit values")
+    # .rn/.rz with .satfinite need sm_100.
+    for rounding, modifiers in (("rna", ""), ("rna", ".satfinite"), ("rn", ""), ("rz", ""),
+                                ("rn", ".relu"), ("rz", ".relu")):
+        name = f"cvt.{rounding}{modifiers}.tf32.f32"
+        case(family, name, ["f32"], "u32", [f"{name} %d, %a;"])
+    for destination in ("u16", "s16"):
+        name = f"cvt.pack.sat.{destination}.s32"
+        case(family, name, ["s32", "s32"], "u32", [f"{name} %d, %a, %b;"])
+    for destination in ("u8", "s8", "u4", "s4", "u2", "s2"):
+        name = f"cvt.pack.sat.{destination}.s32.b32"
+        case(family, name, ["s32", "s32", "u32"], "u32", [f"{name} %d, %a, %b, %c;"])
+
+
+def bit_cases():
+    family = "integer"
+    case(family, "fns.b32", ["u32", "u32", "s32"], "u32", ["fns.b32 %d, %a, %b, %c;"])
+
+
 def main():
     integer_cases()
     float_cases()
     conversion_cases()
     approximation_cases()
+    half_cases()
+    narrow_conversion_cases()
+    bit_cases()
     shutil.rmtree(CASES_DIR, ignore_errors=True)
     for key, (inputs, output, body, descriptor) in cases.items():
         path = CASES_DIR / f"{key}.ptx"
