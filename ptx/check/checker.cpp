@@ -51,6 +51,7 @@ class ModuleChecker {
   ModuleChecker(Module& module, DiagnosticSink& diagnostics) : module_(module), diagnostics_(diagnostics) {}
 
   void run();
+  void resolve_alias(const FunctionAlias& alias);
 
   DiagnosticSink& diagnostics() { return diagnostics_; }
   const Module& module() const { return module_; }
@@ -82,11 +83,11 @@ class FunctionChecker {
     for (auto& declaration : function_.returns) declare(declaration);
     for (auto& declaration : function_.parameters) declare(declaration);
     for (auto& statement : function_.body) {
-      if (auto* label = std::get_if<Label>(&statement)) {
-        if (!labels_.emplace(label->name, label->location).second)
-          error(label->location, "label '" + label->name + "' is defined twice");
-      }
+      if (auto* label = std::get_if<Label>(&statement)) define_label(label->name, label->location);
     }
+    for (const CallPrototype& prototype : function_.call_prototypes) define_label(prototype.name, prototype.location);
+    for (const TargetList& list : function_.target_lists) define_label(list.name, list.location);
+    for (TargetList& list : function_.target_lists) check_targets(list);
     for (auto& statement : function_.body) {
       if (auto* declaration = std::get_if<VariableDeclaration>(&statement)) {
         declare(*declaration);
@@ -108,6 +109,28 @@ class FunctionChecker {
   };
 
   void error(SourceLocation location, std::string message) { module_.diagnostics().error(location, std::move(message)); }
+
+  void define_label(const std::string& name, SourceLocation location) {
+    if (!labels_.emplace(name, location).second) error(location, "label '" + name + "' is defined twice");
+  }
+
+  // A .branchtargets list names labels of this function, a .calltargets list functions.
+  void check_targets(TargetList& list) {
+    for (Operand& target : list.targets) {
+      if (list.functions) {
+        if (auto index = module_.function(target.name)) {
+          target.resolution = Operand::Resolution::function;
+          target.declaration = *index;
+        } else {
+          error(target.location, "unknown function '" + target.name + "'");
+        }
+      } else if (labels_.contains(target.name)) {
+        target.resolution = Operand::Resolution::label;
+      } else {
+        error(target.location, "unknown label '" + target.name + "'");
+      }
+    }
+  }
 
   void declare(VariableDeclaration& declaration) {
     uint32_t index = static_cast<uint32_t>(function_.declarations.size());
@@ -386,7 +409,7 @@ class FunctionChecker {
     auto index = module_.function(callee.name);
     if (!index) {
       if (resolve_local(callee))
-        error(callee.location, "indirect calls are not supported yet");
+        error(callee.location, "indirect calls (through a .callprototype or .calltargets) are not supported yet");
       else
         error(callee.location, "unknown function '" + callee.name + "'");
       return;
@@ -447,6 +470,10 @@ class FunctionChecker {
 };
 
 void ModuleChecker::run() {
+  // Host code addresses memory with 64-bit pointers, which 32-bit PTX registers cannot hold.
+  if (module_.address_size != 64)
+    diagnostics_.error(module_.address_size_location, ".address_size " + std::to_string(module_.address_size) +
+                                                         " is not supported yet: host addresses have 64 bits");
   for (uint32_t index = 0; index < module_.variables.size(); ++index) {
     VariableDeclaration& variable = module_.variables[index];
     if (variable.space == StateSpace::reg || variable.space == StateSpace::param)
@@ -456,7 +483,9 @@ void ModuleChecker::run() {
       diagnostics_.error(variable.location, "'" + variable.name + "' is declared twice");
     if (variable.unsized_array && !(variable.space == StateSpace::shared && variable.is_extern))
       diagnostics_.error(variable.location, "only .extern .shared arrays may leave their size out");
-    if (!variable.initializer.empty() && variable.initializer.size() > variable.size_in_bytes() / std::max(1u, variable.element_bytes()))
+    // A .v4 element takes four initial values.
+    uint32_t scalar_bytes = std::max(1u, variable.element_bytes() / variable.vector_width);
+    if (!variable.initializer.empty() && variable.initializer.size() > variable.size_in_bytes() / scalar_bytes)
       diagnostics_.error(variable.initializer.front().location, "too many initial values for '" + variable.name + "'");
   }
   for (uint32_t index = 0; index < module_.functions.size(); ++index) {
@@ -472,15 +501,46 @@ void ModuleChecker::run() {
     if (previous.parameters.size() != function.parameters.size() || previous.returns.size() != function.returns.size())
       diagnostics_.error(function.location, "'" + function.name + "' does not match its earlier declaration");
   }
+  for (const FunctionAlias& alias : module_.aliases) resolve_alias(alias);
   for (auto& variable : module_.variables) {
-    for (auto& value : variable.initializer)
-      if (value.kind == InitialValue::Kind::address && !variables_.contains(value.symbol) && !functions_.contains(value.symbol))
+    for (auto& value : variable.initializer) {
+      if (value.kind != InitialValue::Kind::address) continue;
+      if (!variables_.contains(value.symbol) && !functions_.contains(value.symbol))
         diagnostics_.error(value.location, "unknown name '" + value.symbol + "'");
+      else if (value.mask != 0)
+        diagnostics_.error(value.location, "masked addresses such as 0xFF(" + value.symbol + ") are not supported yet");
+    }
   }
   for (auto& function : module_.functions) {
     if (!function.has_body) continue;
     FunctionChecker(*this, function).run();
   }
+}
+
+// `.alias a, b;` needs `a` declared without a body and `b` defined with the same signature; from
+// then on every use of `a` is a use of `b`.
+void ModuleChecker::resolve_alias(const FunctionAlias& alias) {
+  auto alias_index = function(alias.alias);
+  auto aliasee_index = function(alias.aliasee);
+  if (!alias_index || !aliasee_index) {
+    diagnostics_.error(alias.location, "unknown function '" + (alias_index ? alias.aliasee : alias.alias) + "'");
+    return;
+  }
+  const Function& declared = module_.functions[*alias_index];
+  const Function& defined = module_.functions[*aliasee_index];
+  if (declared.has_body || declared.is_entry || defined.is_entry) {
+    diagnostics_.error(alias.location, "'" + alias.alias + "' must be a .func declared without a body");
+    return;
+  }
+  if (!defined.has_body) {
+    diagnostics_.error(alias.location, "'" + alias.aliasee + "' must be a function defined in this module");
+    return;
+  }
+  if (declared.parameters.size() != defined.parameters.size() || declared.returns.size() != defined.returns.size()) {
+    diagnostics_.error(alias.location, "'" + alias.alias + "' and '" + alias.aliasee + "' have different signatures");
+    return;
+  }
+  functions_[alias.alias] = *aliasee_index;
 }
 
 }  // namespace

@@ -17,13 +17,14 @@ constexpr InstructionSignature instruction_set[] = {
     {"madc", type_group | width_group | carry_group, "wttw", ""},
     {"mul24", type_group | width_group, "ttt", ""},
     {"mad24", type_group | width_group | saturate_group, "tttt", ""},
-    {"fma", float_math, "tttt", ""},
+    {"fma", float_math, "tttt", "relu oob"},
     {"div", float_math | precision_group, "ttt", ""},
     {"rem", type_group, "ttt", ""},
     {"abs", type_group | flush_group, "tt", ""},
     {"neg", type_group | flush_group, "tt", ""},
-    {"min", type_group | flush_group, "ttt", "NaN xorsign"},
-    {"max", type_group | flush_group, "ttt", "NaN xorsign"},
+    {"min", type_group | flush_group, "ttt", "NaN xorsign abs relu"},
+    {"max", type_group | flush_group, "ttt", "NaN xorsign abs relu"},
+    {"sad", type_group, "tttt", ""},
     {"rcp", float_math | precision_group, "tt", ""},
     {"sqrt", float_math | precision_group, "tt", ""},
     {"rsqrt", type_group | flush_group | precision_group, "tt", ""},
@@ -55,6 +56,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"lop3", type_group, "tttt*", ""},
     {"bmsk", type_group, "tuu", "clamp wrap"},
     {"szext", type_group, "ttu", "clamp wrap"},
+    {"fns", type_group, "tttt", ""},
     // comparison and selection
     {"setp", type_group | comparison_group | combine_group | flush_group, "Ptt?c", ""},
     {"set", type_group | comparison_group | combine_group | flush_group, "*ss?c", ""},
@@ -62,13 +64,17 @@ constexpr InstructionSignature instruction_set[] = {
     {"slct", type_group | flush_group, "ttts", ""},
     // data movement and conversion
     {"mov", type_group | vector_group, "t*", ""},
-    {"cvt", type_group | float_rounding_group | integer_rounding_group | flush_group | saturate_group, "ts?s", "relu"},
+    {"cvt", type_group | float_rounding_group | integer_rounding_group | flush_group | saturate_group, "ts?s*",
+     "relu satfinite pack tf32 e4m3x2 e5m2x2 e2m1x2 u4 s4 u2 s2"},
     {"cvta", type_group | space_group | to_group, "t*", ""},
-    {"ld", memory, "ta", ""},
-    {"ldu", memory, "ta", ""},
-    {"st", memory, "at", ""},
+    // A trailing operand is an L2::cache_hint cache policy, which the host has no use for.
+    {"ld", memory, "ta?*", ""},
+    {"ldu", memory, "ta?*", ""},
+    {"st", memory, "at?*", ""},
     {"prefetch", space_group | cache_group, "a", "L1 L2"},
     {"isspacep", space_group, "pt", ""},
+    // cp.async: shapes are checked by the lowering (lower/async_copy.cpp)
+    {"cp", cache_group, "?*****", "async ca cg shared shared::cta global commit_group wait_group wait_all bulk prefetch tensor"},
     // control flow
     {"bra", uniform_group, "l", ""},
     {"call", uniform_group, "*?**", ""},
@@ -90,12 +96,20 @@ constexpr InstructionSignature instruction_set[] = {
     {"activemask", type_group, "t", ""},
     {"match", type_group | barrier_group, "***?*", ""},
     {"redux", type_group | barrier_group | atomic_operation_group, "***", ""},
+    // textures and surfaces: shapes are checked by the lowering (lower/texture.cpp)
+    {"tex", type_group | vector_group, "**?**", "1d 2d 3d a1d a2d cube acube 2dms a2dms level grad base"},
+    {"tld4", type_group | vector_group, "**?**", "r g b a 2d a2d cube acube"},
+    {"txq", type_group, "**?*", "level width height depth channel_data_type channel_order normalized_coords "
+                                "filter_mode addr_mode_0 addr_mode_1 addr_mode_2 array_size num_mipmap_levels "
+                                "num_samples force_unnormalized_coords"},
+    {"suld", type_group | vector_group | cache_group, "**", "b p 1d 2d 3d a1d a2d trap clamp zero"},
+    {"sust", type_group | vector_group | cache_group, "**", "b p 1d 2d 3d a1d a2d trap clamp zero"},
+    {"suq", type_group, "**", "width height depth channel_data_type channel_order array_size memory_layout"},
 };
 
 constexpr std::string_view later_instructions[] = {
-    "sad", "fns", "istypep", "tex", "tld4",
-    "txq", "suld", "sust", "sured", "suq", "ldmatrix", "stmatrix", "movmatrix", "mma", "wmma", "wgmma",
-    "cp", "mbarrier", "mapa", "getctarank", "elect", "griddepcontrol", "setmaxnreg", "stacksave",
+    "istypep", "sured", "ldmatrix", "stmatrix", "movmatrix", "mma", "wmma", "wgmma",
+    "brx", "mbarrier", "mapa", "getctarank", "elect", "griddepcontrol", "setmaxnreg", "stacksave",
     "stackrestore", "alloca", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
     "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4",
     "vabsdiff4", "vmin4", "vmax4", "vset4", "multimem", "tensormap", "applypriority", "discard",

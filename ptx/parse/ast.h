@@ -42,6 +42,7 @@ struct InitialValue {
   bool float_is_single = false;  // written as 0fXXXXXXXX: `integer` holds the f32 bits
   std::string symbol;    // for addresses, optionally wrapped in generic()
   int64_t offset = 0;
+  uint64_t mask = 0;     // 0xFF00(symbol): only these bits of the address; 0 for the whole address
   SourceLocation location;
 };
 
@@ -161,6 +162,24 @@ struct ScopeEnd {
 
 using Statement = std::variant<VariableDeclaration, Label, Instruction, ScopeBegin, ScopeEnd>;
 
+// `name: .callprototype (.param .b32 _) _ (.param .b64 _);` inside a body: the signature of an
+// indirect call that names it.
+struct CallPrototype {
+  SourceLocation location;
+  std::string name;
+  std::vector<VariableDeclaration> returns;
+  std::vector<VariableDeclaration> parameters;
+};
+
+// `name: .branchtargets L0, L1;` (for brx.idx) or `name: .calltargets f, g;` (for an indirect
+// call): the only places control may go.
+struct TargetList {
+  SourceLocation location;
+  std::string name;
+  bool functions = false;  // .calltargets rather than .branchtargets
+  std::vector<Operand> targets;
+};
+
 struct Function {
   SourceLocation location;
   std::string name;
@@ -175,15 +194,27 @@ struct Function {
   std::array<uint32_t, 3> required_threads{0, 0, 0};  // .reqntid
   uint32_t min_blocks_per_multiprocessor = 0;
   std::vector<Statement> body;
+  // Found anywhere in the body; their names are labels of the whole function.
+  std::vector<CallPrototype> call_prototypes;
+  std::vector<TargetList> target_lists;
   // Filled by the checker: the return values, the parameters, then every declaration in the
   // body, in order, so that operands can refer to them by index whatever their scope.
   std::vector<const VariableDeclaration*> declarations;
+};
+
+// `.alias alias, aliasee;`: calls to the declared function `alias` reach `aliasee`.
+struct FunctionAlias {
+  SourceLocation location;
+  std::string alias;
+  std::string aliasee;
 };
 
 struct Module {
   std::string version;  // "9.0"
   std::string target;   // "sm_80"
   uint32_t address_size = 64;
+  SourceLocation address_size_location;
+  std::vector<FunctionAlias> aliases;
   std::vector<VariableDeclaration> variables;
   std::vector<Function> functions;
 };

@@ -226,15 +226,23 @@ class Parser {
       }
     } else if (word == ".address_size") {
       next();
-      const Token& size_token = peek();
+      module_.address_size_location = peek().location;
       module_.address_size = small_integer("an address size");
-      if (module_.address_size != 64)
-        fail(size_token.location, "only .address_size 64 is supported");
+      if (module_.address_size != 32 && module_.address_size != 64)
+        fail(module_.address_size_location, ".address_size must be 32 or 64");
+      expect_optional_statement_end();
     } else if (word == ".file" || word == ".loc") {
       next();
       skip_rest_of_line(token.location.line);
     } else if (word == ".section") {
       skip_braced_section();
+    } else if (word == ".alias") {
+      next();
+      FunctionAlias alias{token.location, name("an alias name"), {}};
+      expect_punctuation(',');
+      alias.aliasee = name("the aliased function");
+      expect_statement_end();
+      module_.aliases.push_back(std::move(alias));
     } else if (word == ".pragma") {
       next();
       if (peek().kind != TokenKind::string) fail_expected("a pragma string");
@@ -244,6 +252,14 @@ class Parser {
       declaration_or_function();
     }
   }
+
+  std::string name(std::string_view what) {
+    if (peek().kind != TokenKind::identifier) fail_expected(what);
+    return std::string(next().text);
+  }
+
+  // Header directives have no ';', but a stray one after them is harmless.
+  void expect_optional_statement_end() { accept_punctuation(';'); }
 
   struct Linkage {
     bool is_visible = false, is_extern = false, is_weak = false;
@@ -319,8 +335,11 @@ class Parser {
         next();
         declaration.vector_width = static_cast<uint32_t>(word[1] - '0');
       } else if (word == "ptr") {
-        next();  // .ptr [.space] [.align N]: a hint about what a kernel parameter points at
+        // .ptr [.space] [.align N]: a hint about what a kernel parameter points at; the alignment
+        // is the pointee's, not the parameter's.
+        next();
         if (peek().kind == TokenKind::dot_word && state_space_named(peek().text.substr(1))) next();
+        if (accept_word(".align")) small_integer("an alignment");
       } else if (auto type = scalar_type_named(word)) {
         if (have_type) fail(token.location, "a declaration has only one type");
         next();
@@ -375,7 +394,14 @@ class Parser {
     value.location = peek().location;
     bool negative = accept_punctuation('-');
     const Token& token = peek();
-    if (token.kind == TokenKind::integer) {
+    if (token.kind == TokenKind::integer && peek(1).is_punctuation('(') && !negative) {
+      // 0xFF00(symbol): a byte of the symbol's address.
+      value.mask = integer_value(next());
+      if (value.mask == 0) fail(token.location, "an address mask needs at least one bit");
+      next();
+      address_initializer(value);
+      expect_punctuation(')');
+    } else if (token.kind == TokenKind::integer) {
       value.integer = integer_value(next());
       if (negative) value.integer = ~value.integer + 1;
     } else if (token.kind == TokenKind::float_literal) {
@@ -391,22 +417,26 @@ class Parser {
         value.floating = literal.value;
       }
     } else if (token.kind == TokenKind::identifier && !negative) {
-      next();
-      value.kind = InitialValue::Kind::address;
-      if (token.text == "generic") {
-        expect_punctuation('(');
-        if (peek().kind != TokenKind::identifier) fail_expected("a variable name");
-        value.location = peek().location;
-        value.symbol = std::string(next().text);
-        expect_punctuation(')');
-      } else {
-        value.symbol = std::string(token.text);
-      }
-      if (accept_punctuation('+')) value.offset = static_cast<int64_t>(integer_literal());
+      address_initializer(value);
     } else {
       fail_expected("an initial value");
     }
     values.push_back(std::move(value));
+  }
+
+  // `symbol`, `generic(symbol)`, either with `+offset`.
+  void address_initializer(InitialValue& value) {
+    value.kind = InitialValue::Kind::address;
+    value.location = peek().location;
+    std::string symbol = name("a variable name");
+    if (symbol == "generic" && accept_punctuation('(')) {
+      value.location = peek().location;
+      symbol = name("a variable name");
+      expect_punctuation(')');
+    }
+    value.symbol = std::move(symbol);
+    if (accept_punctuation('+')) value.offset = static_cast<int64_t>(integer_literal());
+    else if (accept_punctuation('-')) value.offset = -static_cast<int64_t>(integer_literal());
   }
 
   // ---- functions ----------------------------------------------------------------------------
@@ -434,7 +464,8 @@ class Parser {
     module_.functions.push_back(std::move(function));
   }
 
-  std::vector<VariableDeclaration> parameter_list() {
+  // `anonymous`: a .callprototype's list, whose parameters are all named `_`.
+  std::vector<VariableDeclaration> parameter_list(bool anonymous = false) {
     expect_punctuation('(');
     std::vector<VariableDeclaration> parameters;
     if (accept_punctuation(')')) return parameters;
@@ -449,6 +480,7 @@ class Parser {
       declaration_attributes(parameter);
       declaration_name(parameter);
       if (parameter.register_count != 0) fail(parameter.location, "a parameter cannot be a register range");
+      if (parameter.name == "_" && !anonymous) fail(parameter.location, "only a .callprototype may leave a parameter unnamed");
       parameters.push_back(std::move(parameter));
     } while (accept_punctuation(','));
     expect_punctuation(')');
@@ -556,20 +588,58 @@ class Parser {
         expect_statement_end();
         return;
       }
-      if (word == ".callprototype" || word == ".alias") {
-        fail(token.location, "'" + std::string(word) + "' is not supported yet");
-      }
+      if (word == ".callprototype" || word == ".calltargets" || word == ".branchtargets")
+        fail(token.location, "'" + std::string(word) + "' needs a label: name: " + std::string(word) + " ...");
       for (auto& declaration : variable_declarations(/*at_module_scope=*/false))
         function.body.push_back(std::move(declaration));
       return;
     }
     if (token.kind == TokenKind::identifier && peek(1).is_punctuation(':')) {
+      const Token& directive = peek(2);
+      if (directive.is(TokenKind::dot_word, ".callprototype")) return call_prototype(function);
+      if (directive.is(TokenKind::dot_word, ".calltargets") || directive.is(TokenKind::dot_word, ".branchtargets"))
+        return target_list(function);
       next();
       next();
       function.body.push_back(Label{token.location, std::string(token.text)});
       return;
     }
     function.body.push_back(instruction());
+  }
+
+  // `name: .callprototype [(.param results)] _ (.param parameters) [.noreturn];`
+  void call_prototype(Function& function) {
+    CallPrototype prototype;
+    prototype.location = peek().location;
+    prototype.name = std::string(next().text);
+    next();  // ':'
+    next();  // .callprototype
+    if (peek().is_punctuation('(')) prototype.returns = parameter_list(/*anonymous=*/true);
+    if (!peek().is(TokenKind::identifier, "_")) fail_expected("'_' in place of the function name");
+    next();
+    if (peek().is_punctuation('(')) prototype.parameters = parameter_list(/*anonymous=*/true);
+    while (accept_word(".noreturn") || accept_word(".abi_preserve") || accept_word(".abi_preserve_control")) {
+      if (peek().kind == TokenKind::integer) next();
+    }
+    expect_statement_end();
+    function.call_prototypes.push_back(std::move(prototype));
+  }
+
+  // `name: .branchtargets label, ...;` or `name: .calltargets function, ...;`
+  void target_list(Function& function) {
+    TargetList list;
+    list.location = peek().location;
+    list.name = std::string(next().text);
+    next();  // ':'
+    list.functions = next().text == ".calltargets";
+    do {
+      Operand target;
+      target.location = peek().location;
+      target.name = name(list.functions ? "a function name" : "a label");
+      list.targets.push_back(std::move(target));
+    } while (accept_punctuation(','));
+    expect_statement_end();
+    function.target_lists.push_back(std::move(list));
   }
 
   // ---- instructions -------------------------------------------------------------------------

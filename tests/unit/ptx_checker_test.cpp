@@ -77,13 +77,17 @@ TEST(PtxChecker, RejectsDuplicatesAndBadDestinations) {
 }
 
 TEST(PtxChecker, NamesLaterInstructionsAsUnsupported) {
-  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\ttex.1d.v4.f32.s32 {%r1, %r1, %r1, %r1}, [t, {%r2}];\n\tret;"),
-            Lines{"k.ptx:11:2: 'tex' is not supported yet"});
+  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\tsured.b.add.2d.trap.u32 [t, {%r1, %r2}], %r1;\n\tret;"),
+            Lines{"k.ptx:11:2: 'sured' is not supported yet"});
   // Known to the checker, not yet to the lowering: reported once the whole module checks.
   EXPECT_EQ(check_body("\t.reg .f32 %f<3>;\n\tredux.sync.min.f32 %f1, %f2, -1;\n\tret;"),
             Lines{"k.ptx:11:2: redux.sync over this type is not supported yet"});
-  EXPECT_EQ(check_body("proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n\tret;"),
-            Lines{"k.ptx:10:8: '.callprototype' is not supported yet"});
+  // A prototype parses and checks; a call through it is what the lowering cannot do yet.
+  EXPECT_EQ(check_body("\t.reg .b64 %rd<2>;\n"
+                       "proto: .callprototype _ (.param .b32 _);\n"
+                       "\t.param .b32 argument;\n"
+                       "\tcall %rd1, (argument), proto;\n\tret;"),
+            Lines{"k.ptx:13:7: indirect calls (through a .callprototype or .calltargets) are not supported yet"});
 }
 
 TEST(PtxChecker, ReportsWhatTheHostTargetCannotProvide) {

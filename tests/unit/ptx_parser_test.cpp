@@ -215,5 +215,145 @@ TEST(PtxParser, CompilesOtherNvccOutput) {
   EXPECT_EQ(result.module.kernels.size(), 4u);
 }
 
+Module parse_clean(std::string_view text) {
+  DiagnosticSink diagnostics("directives.ptx");
+  Module module = parse_module(text, diagnostics);
+  std::string messages;
+  for (const auto& diagnostic : diagnostics.take()) messages += diagnostic.to_string() + "\n";
+  EXPECT_EQ(messages, "");
+  return module;
+}
+
+// Every module-level directive of PTX ISA 9.0, each initialiser form, and an alias.
+TEST(PtxParser, ReadsEveryModuleDirective) {
+  Module module = parse_clean(R"(
+.version 6.0
+.target sm_90a, debug
+.address_size 32
+.file 1 "seed.cu", 1700000000, 1234
+.weak .global .align 4 .u32 weak_counter;
+.common .global .align 8 .b64 common_slot;
+.global .align 4 .u32 table[2][3] = {{1, 2, 3}, {4, 5, 6}};
+.global .align 8 .u64 pointers[3] = {table, generic(table)+4, table-4};
+.global .align 1 .u8 bytes[2] = {0xFF(table), 0xFF00(generic(table))};
+.const .align 8 .f64 offsets[2] = {0d3FF0000000000000, -1.5};
+.global .align 16 .v4 .u32 quad = {1, 2, 3, 4};
+.func (.param .b32 result) twice(.param .b32 value) { ret; }
+.func (.param .b32 result) twice_again(.param .b32 value);
+.alias twice_again, twice;
+.section .debug_abbrev { .b8 1 .b8 17 }
+)");
+  EXPECT_EQ(module.version, "6.0");
+  EXPECT_EQ(module.address_size, 32u);
+  ASSERT_EQ(module.aliases.size(), 1u);
+  EXPECT_EQ(module.aliases[0].alias, "twice_again");
+  EXPECT_EQ(module.aliases[0].aliasee, "twice");
+  ASSERT_EQ(module.variables.size(), 7u);
+  EXPECT_TRUE(module.variables[0].is_weak);
+  const auto& pointers = module.variables[3].initializer;
+  ASSERT_EQ(pointers.size(), 3u);
+  EXPECT_EQ(pointers[1].symbol, "table");
+  EXPECT_EQ(pointers[1].offset, 4);
+  EXPECT_EQ(pointers[2].offset, -4);
+  const auto& bytes = module.variables[4].initializer;
+  ASSERT_EQ(bytes.size(), 2u);
+  EXPECT_EQ(bytes[1].kind, InitialValue::Kind::address);
+  EXPECT_EQ(bytes[1].mask, 0xFF00u);
+  EXPECT_EQ(bytes[1].symbol, "table");
+  EXPECT_EQ(module.variables[6].vector_width, 4u);
+}
+
+// .ptr's .align is the pointee's: the parameter keeps its own natural alignment.
+TEST(PtxParser, ReadsKernelDirectivesAndPointerHints) {
+  Module module = parse_clean(R"(
+.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry kernel(.param .u32 count, .param .u64 .ptr .global .align 16 output)
+  .maxntid 128, 1, 1 .reqntid 128 .minnctapersm 2 .maxnreg 64 .maxclusterrank 4
+  .reqnctapercluster 2, 1, 1
+{
+  .reg .b32 %r<100>;
+  { .reg .b32 inner; { .reg .pred inner; } }
+  ret;
+}
+)");
+  ASSERT_EQ(module.functions.size(), 1u);
+  const Function& kernel = module.functions[0];
+  EXPECT_EQ(kernel.parameters[1].alignment, 0u);
+  EXPECT_EQ(kernel.max_threads, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_EQ(kernel.required_threads, (std::array<uint32_t, 3>{128, 1, 1}));
+  EXPECT_EQ(kernel.min_blocks_per_multiprocessor, 2u);
+}
+
+TEST(PtxParser, ReadsPrototypesAndTargetLists) {
+  Module module = parse_clean(R"(
+.version 7.8
+.target sm_80
+.address_size 64
+.func (.param .b32 out) first(.param .b32 in) { ret; }
+.visible .entry pick(.param .u32 which)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd;
+  targets: .branchtargets $L0, $L1;
+  brx.idx %r1, targets;
+$L0:
+$L1:
+  prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _, .param .align 8 .b8 _[16]);
+  callees: .calltargets first;
+  ret;
+}
+)");
+  ASSERT_EQ(module.functions.size(), 2u);
+  const Function& pick = module.functions[1];
+  ASSERT_EQ(pick.call_prototypes.size(), 1u);
+  EXPECT_EQ(pick.call_prototypes[0].name, "prototype_0");
+  EXPECT_EQ(pick.call_prototypes[0].returns.size(), 1u);
+  ASSERT_EQ(pick.call_prototypes[0].parameters.size(), 2u);
+  EXPECT_EQ(pick.call_prototypes[0].parameters[1].array_dimensions, std::vector<uint64_t>{16});
+  ASSERT_EQ(pick.target_lists.size(), 2u);
+  EXPECT_FALSE(pick.target_lists[0].functions);
+  EXPECT_EQ(pick.target_lists[0].targets.size(), 2u);
+  EXPECT_TRUE(pick.target_lists[1].functions);
+}
+
+// What the parser accepts but the host cannot run yet is a located diagnostic, not a crash or a
+// silently wrong object.
+TEST(PtxParser, ReportsWhatTheHostCannotRunYet) {
+  EXPECT_EQ(diagnostics_of(".version 9.0\n.target sm_80\n.address_size 32\n"),
+            std::vector<std::string>{"bad.ptx:3:15: .address_size 32 is not supported yet: host addresses have 64 bits"});
+  EXPECT_EQ(diagnostics_of(std::string(header) + ".global .u32 x;\n.global .u64 y = 0xFF(x);\n"),
+            std::vector<std::string>{"bad.ptx:5:23: masked addresses such as 0xFF(x) are not supported yet"});
+  EXPECT_EQ(diagnostics_of(std::string(header) + ".func f() { ret; }\n.alias g, f;\n"),
+            std::vector<std::string>{"bad.ptx:5:1: unknown function 'g'"});
+}
+
+// The cp.async forms NVIDIA's libraries use compile; the bulk (TMA) forms are reported.
+TEST(PtxParser, CompilesAsyncCopiesAndReportsBulkCopies) {
+  std::string kernel = std::string(header) + R"(.visible .entry copy(.param .u64 source, .param .u32 size)
+{
+  .reg .b32 %r1;
+  .reg .b64 %rd1;
+  .reg .pred %p;
+  .shared .align 16 .b8 staging[64];
+  ld.param.u64 %rd1, [source];
+  ld.param.u32 %r1, [size];
+  setp.eq.u32 %p, %r1, 0;
+)";
+  EXPECT_EQ(diagnostics_of(kernel + R"(  cp.async.ca.shared.global [staging], [%rd1], 4;
+  cp.async.cg.shared.global.L2::128B [staging+16], [%rd1], 16, %r1;
+  cp.async.ca.shared.global [staging+32], [%rd1], 8, %p;
+  cp.async.commit_group;
+  cp.async.wait_group 1;
+  cp.async.wait_all;
+  ret;
+}
+)"),
+            std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.prefetch.L2.global [%rd1], 64;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:13:3: 'cp.async.bulk.prefetch.L2.global' is not supported yet"});
+}
+
 }  // namespace
 }  // namespace xcuda::ptx
