@@ -14,8 +14,10 @@ namespace xcuda::ptx::host_abi {
 // KernelInfo::parameters says; neither it nor the frame is written during the call.
 //
 // Shared memory: every .shared variable of a module has one offset, the same in all of the
-// module's kernels, so each kernel's static part is KernelInfo::static_shared_bytes (the whole
-// module's) and the dynamic part starts at that size rounded up to 16. Allocate at least
+// module's kernels, but variables no one kernel reaches may overlap, so each kernel's static
+// part is KernelInfo::static_shared_bytes (up to the end of the last variable it reaches) and the
+// dynamic part starts at that size rounded up to 16 (a kernel reaching a dynamic array reports
+// the whole module's static size). Allocate at least
 // round_up(static_shared_bytes, 16) + dynamic_shared_bytes, 16-aligned, per running block.
 //
 // Stack: a kernel with barriers keeps per-thread state on the calling thread's stack, about
@@ -44,5 +46,91 @@ inline constexpr const char* vprintf_symbol = "__xcuda_vprintf";        // int(c
 // if it does, the thread carries on after the assert.
 inline constexpr const char* assert_fail_symbol = "__xcuda_assertfail";  // void(const char* message, const char* file, uint32_t line, const char* function, uint64_t char_size)
 inline constexpr const char* trap_symbol = "__xcuda_trap";              // [[noreturn]] void(const BlockFrame*)
+
+// Texture and surface instructions call these. `object` is the instruction's 64-bit
+// CUtexObject/CUsurfObject, which the host backend makes the address of its descriptor.
+// Four 32-bit words travel as one 16-byte vector (LLVM <4 x i32>, TextureWords in C++), in an
+// SSE register both ways: coordinates {x, y, z, layer}, each a float or an integer as the
+// instruction says (unused ones 0), texels and surface data.
+//   TextureWords __xcuda_texture_fetch(uint64_t object, uint32_t operation,
+//                                      TextureWords coordinates, float level)
+//     tex and tld4: four channels as floats, or as integers when the texture reads integers.
+//   TextureWords __xcuda_surface_load(uint64_t object, uint32_t operation, TextureWords coordinates)
+//   void __xcuda_surface_store(uint64_t object, uint32_t operation, TextureWords coordinates,
+//                              TextureWords values)
+//     suld.b and sust.b of surface_access_bytes(operation) bytes at byte column x, the data in
+//     the vector's first bytes. Out of range under .trap, the launch fails as on a GPU.
+//   uint32_t __xcuda_resource_query(uint64_t object, uint32_t query, uint32_t level)
+//     txq and suq: the ResourceQuery `query` of mipmap level `level`.
+typedef uint32_t TextureWords __attribute__((vector_size(16)));
+inline constexpr const char* texture_fetch_symbol = "__xcuda_texture_fetch";
+inline constexpr const char* surface_load_symbol = "__xcuda_surface_load";
+inline constexpr const char* surface_store_symbol = "__xcuda_surface_store";
+inline constexpr const char* resource_query_symbol = "__xcuda_resource_query";
+
+enum TextureGeometry : uint32_t {
+  geometry_1d = 0,
+  geometry_2d = 1,
+  geometry_3d = 2,
+  geometry_layered_1d = 3,
+  geometry_layered_2d = 4,
+};
+inline constexpr uint32_t geometry_mask = 0x7;
+
+// The operation word of __xcuda_texture_fetch: a geometry and these bits.
+inline constexpr uint32_t fetch_integer_coordinates = 1u << 3;
+inline constexpr uint32_t fetch_explicit_level = 1u << 4;  // tex.level: `level` is the LOD
+// tld4: gather channel (0 r, 1 g, 2 b, 3 a) of the four bilinear texels, in bits 8-9.
+inline constexpr uint32_t fetch_gather = 1u << 5;
+inline constexpr uint32_t fetch_gather_channel_shift = 8;
+
+// The operation word of the surface functions: a geometry, these bits, and the access size in
+// bytes (1 to 16) in bits 8-15.
+inline constexpr uint32_t surface_clamp = 1u << 4;  // .clamp; neither bit: .trap
+inline constexpr uint32_t surface_zero = 1u << 5;   // .zero
+inline constexpr uint32_t surface_bytes_shift = 8;
+inline constexpr uint32_t surface_access_bytes(uint32_t operation) { return (operation >> surface_bytes_shift) & 0xff; }
+
+// txq and suq queries. Extents are in elements; array_size counts layers.
+enum ResourceQuery : uint32_t {
+  query_width,
+  query_height,
+  query_depth,
+  query_array_size,
+  query_mipmap_levels,
+  query_normalized_coordinates,
+  query_filter_mode,
+  query_address_mode_0,
+  query_address_mode_1,
+  query_address_mode_2,
+};
+
+// Kernels whose threads must wait for each other in ways a region-by-region schedule cannot
+// express (counted barriers, bar.arrive, bar.red, warp collectives over a member mask that is
+// not the whole warp) run every thread of the block as a fiber of the host thread that runs the
+// block. Their block function only calls
+//     __xcuda_fiber_run_block(parameters, frame, thread)
+// where `thread` runs one thread of the block to its end:
+//     void thread(const uint8_t* parameters, const BlockFrame* frame, uint32_t x, uint32_t y, uint32_t z)
+// and the thread's code waits for others through the calls below, which suspend its fiber
+// until the wait is over. When no fiber can go on, the block fails with a launch error.
+inline constexpr const char* fiber_run_block_symbol = "__xcuda_fiber_run_block";
+// uint32_t(uint32_t barrier, uint32_t thread_count, BarrierOperation operation, uint32_t value):
+// barrier 0-15; thread_count 0 means every thread of the block that has not exited. Returns,
+// for the reductions, the population count or the truth of the block's `value`s (0 or 1).
+inline constexpr const char* fiber_barrier_symbol = "__xcuda_fiber_barrier";
+// uint32_t(uint64_t offer, uint32_t members): waits until every lane of `members` that has not
+// exited offers with the same member mask; returns those lanes as a mask.
+inline constexpr const char* fiber_warp_exchange_symbol = "__xcuda_fiber_warp_exchange";
+// uint64_t(uint32_t lane): what `lane` offered at the calling thread's last exchange.
+inline constexpr const char* fiber_warp_peer_symbol = "__xcuda_fiber_warp_peer";
+
+enum class BarrierOperation : uint32_t {
+  sync = 0,        // bar.sync: wait for the barrier's threads
+  arrive = 1,      // bar.arrive: count towards the barrier without waiting
+  count_true = 2,  // bar.red.popc: wait, then how many threads offered a non-zero value
+  all_true = 3,    // bar.red.and
+  any_true = 4,    // bar.red.or
+};
 
 }  // namespace xcuda::ptx::host_abi

@@ -20,8 +20,11 @@ void add_data_movement_lowerings(LoweringTable& table);
 void add_memory_lowerings(LoweringTable& table);
 void add_atomic_lowerings(LoweringTable& table);
 void add_control_flow_lowerings(LoweringTable& table);
+void add_synchronization_lowerings(LoweringTable& table);
 void add_call_lowerings(LoweringTable& table);
 void add_warp_lowerings(LoweringTable& table);
+void add_texture_lowerings(LoweringTable& table);
+void add_async_copy_lowerings(LoweringTable& table);
 
 const LoweringTable& lowering_table();
 

@@ -13,8 +13,11 @@ const LoweringTable& lowering_table() {
     add_memory_lowerings(entries);
     add_atomic_lowerings(entries);
     add_control_flow_lowerings(entries);
+    add_synchronization_lowerings(entries);
     add_call_lowerings(entries);
     add_warp_lowerings(entries);
+    add_texture_lowerings(entries);
+    add_async_copy_lowerings(entries);
     return entries;
   }();
   return table;

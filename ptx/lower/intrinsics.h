@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "host_abi.h"
+
 namespace xcuda::ptx::intrinsics {
 
 // i32|i64 (ptr context): the special register %<name>, e.g. "xcuda.sreg.tid.x".
@@ -19,12 +21,20 @@ inline constexpr std::string_view special_register_prefix = "xcuda.sreg.";
 
 inline constexpr const char* shared_base = "xcuda.shared_base";  // ptr (ptr context)
 inline constexpr const char* barrier = "xcuda.barrier";          // void (ptr context, i32 id)
+// Every other barrier form (a thread count, bar.arrive, bar.red): i32 (ptr context, i32 id,
+// i32 thread_count, i32 operation, i32 value), thread_count 0 meaning the whole block and
+// operation a BarrierOperation; returns the reduction's result (0 for sync and arrive).
+inline constexpr const char* barrier_operation = "xcuda.barrier.operation";
+using BarrierOperation = host_abi::BarrierOperation;
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 
 // Warp collectives meet at an exchange: every lane of the warp that reaches it offers a value
 // and, once all have arrived, may read any arriving lane's offer. The target decides how the
 // lanes meet (the host target cuts the kernel there, as at a block barrier).
-// i32 (ptr context, i64 offer): the lanes of the warp that arrived together, as a lane mask.
+// i32 (ptr context, i64 offer, i32 members): the lanes of the warp that arrived together, as a
+// lane mask. `members` is the instruction's member mask (all ones for the forms without one):
+// the lanes that must all arrive. A target may let the lanes meet whoever arrives with them only
+// where `members` is the constant all-ones (the host target runs the other kernels as fibers).
 inline constexpr const char* warp_exchange = "xcuda.warp.exchange";
 // i64 (ptr context, i32 lane): what `lane` offered at the thread's last exchange.
 inline constexpr const char* warp_peer = "xcuda.warp.peer";

@@ -22,13 +22,14 @@ bool has_word(const Instruction& instruction, std::string_view word) {
   return std::find(other.begin(), other.end(), word) != other.end();
 }
 
-// The lanes that arrived at the exchange together, as a mask.
-Value* exchange(FunctionLowering& lowering, Value* offer) {
+// The lanes that arrived at the exchange together, as a mask; every live lane of `members` is
+// among them.
+Value* exchange(FunctionLowering& lowering, Value* offer, Value* members) {
   auto& builder = lowering.builder();
   llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::warp_exchange, builder.getInt32Ty(),
-                                                          {builder.getPtrTy(), builder.getInt64Ty()});
+                                                          {builder.getPtrTy(), builder.getInt64Ty(), builder.getInt32Ty()});
   intrinsic->addFnAttr(llvm::Attribute::Convergent);
-  return builder.CreateCall(intrinsic, {lowering.thread_context(), builder.CreateZExt(offer, builder.getInt64Ty())});
+  return builder.CreateCall(intrinsic, {lowering.thread_context(), builder.CreateZExt(offer, builder.getInt64Ty()), members});
 }
 
 Value* peer(FunctionLowering& lowering, Value* lane) {
@@ -108,7 +109,7 @@ void lower_shfl(FunctionLowering& lowering, const Instruction& instruction) {
     in_range = builder.CreateICmpULE(source, maximum);
   }
   source = builder.CreateSelect(in_range, source, lane);
-  Value* arrived = exchange(lowering, value);
+  Value* arrived = exchange(lowering, value, member_mask(lowering, instruction, 4));
   // Reading a lane that did not arrive is undefined in the ISA; the lane's own value is the
   // answer that needs no memory of other lanes.
   Value* source_arrived = builder.CreateTrunc(builder.CreateLShr(arrived, source), builder.getInt1Ty());
@@ -128,7 +129,7 @@ void lower_vote(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   Value* predicate = lowering.read(instruction.operands[1], ScalarType::pred);
   Value* members = member_mask(lowering, instruction, 2);
-  Value* participants = builder.CreateAnd(exchange(lowering, predicate), members);
+  Value* participants = builder.CreateAnd(exchange(lowering, predicate, members), members);
   Value* voting = lanes_where(lowering, participants, [&](Value* offer) { return builder.CreateICmpNE(offer, builder.getInt64(0)); });
   if (has_word(instruction, "ballot")) {
     lowering.write(instruction.operands[0], voting, ScalarType::b32);
@@ -157,7 +158,7 @@ void lower_match(FunctionLowering& lowering, const Instruction& instruction) {
   }
   Value* value = builder.CreateZExt(lowering.read(instruction.operands[1], type), builder.getInt64Ty());
   Value* members = member_mask(lowering, instruction, 2);
-  Value* participants = builder.CreateAnd(exchange(lowering, value), members);
+  Value* participants = builder.CreateAnd(exchange(lowering, value, members), members);
   Value* equal = lanes_where(lowering, participants, [&](Value* offer) { return builder.CreateICmpEQ(offer, value); });
   const Operand& destination = instruction.operands[0];
   if (has_word(instruction, "any")) {
@@ -189,7 +190,8 @@ void lower_redux(FunctionLowering& lowering, const Instruction& instruction) {
   }
   bool is_signed_type = is_signed(type);
   Value* value = lowering.read(instruction.operands[1], type);
-  Value* participants = builder.CreateAnd(exchange(lowering, value), member_mask(lowering, instruction, 2));
+  Value* members = member_mask(lowering, instruction, 2);
+  Value* participants = builder.CreateAnd(exchange(lowering, value, members), members);
   uint32_t identity = 0;
   llvm::Intrinsic::ID extreme = llvm::Intrinsic::not_intrinsic;
   switch (qualifiers.operation) {
@@ -220,17 +222,19 @@ void lower_redux(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], result, type);
 }
 
-// The lanes executing this activemask together are the active ones.
+// The lanes executing this activemask together are the active ones: those that meet the
+// others of the warp there, or whose other lanes have exited.
 void lower_activemask(FunctionLowering& lowering, const Instruction& instruction) {
-  lowering.write(instruction.operands[0], exchange(lowering, lowering.builder().getInt32(0)), ScalarType::b32);
+  auto& builder = lowering.builder();
+  lowering.write(instruction.operands[0], exchange(lowering, builder.getInt32(0), builder.getInt32(~0u)), ScalarType::b32);
 }
 
 }  // namespace
 
 // bar.warp.sync membermask: the lanes meet and exchange nothing; their memory accesses before
 // it happen before those after it.
-void lower_warp_barrier(FunctionLowering& lowering, const Instruction&) {
-  exchange(lowering, lowering.builder().getInt32(0));
+void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instruction) {
+  exchange(lowering, lowering.builder().getInt32(0), member_mask(lowering, instruction, 0));
 }
 
 void add_warp_lowerings(LoweringTable& table) {

@@ -11,7 +11,9 @@
 
 #include "ptx/host_abi.h"
 #include "runtime/host/device_printf.h"
+#include "runtime/host/fiber.h"
 #include "runtime/host/host_kernel.h"
+#include "runtime/host/texture_sampling.h"
 #include "runtime/log.h"
 
 namespace xcuda::runtime::host {
@@ -130,6 +132,14 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::vprintf_symbol, &device_vprintf));
   callbacks.insert(callback(abi::assert_fail_symbol, &device_assert_fail));
   callbacks.insert(callback(abi::trap_symbol, &device_trap));
+  callbacks.insert(callback(abi::texture_fetch_symbol, &texture_fetch));
+  callbacks.insert(callback(abi::surface_load_symbol, &surface_load));
+  callbacks.insert(callback(abi::surface_store_symbol, &surface_store));
+  callbacks.insert(callback(abi::resource_query_symbol, &resource_query));
+  callbacks.insert(callback(abi::fiber_run_block_symbol, &fiber_run_block));
+  callbacks.insert(callback(abi::fiber_barrier_symbol, &fiber_barrier));
+  callbacks.insert(callback(abi::fiber_warp_exchange_symbol, &fiber_warp_exchange));
+  callbacks.insert(callback(abi::fiber_warp_peer_symbol, &fiber_warp_peer));
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(callbacks))))
     return fail(llvm_error(ErrorCode::unknown, name, std::move(error)));
 

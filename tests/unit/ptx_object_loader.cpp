@@ -7,6 +7,7 @@
 #include <llvm/Support/TargetSelect.h>
 
 #include "host_abi.h"
+#include "runtime/host/fiber.h"
 
 namespace xcuda::ptx::testing {
 namespace {
@@ -55,6 +56,10 @@ LoadedModule::LoadedModule(std::string_view ptx, int optimization_level) {
   provide(host_abi::vprintf_symbol, &record_vprintf);
   provide(host_abi::assert_fail_symbol, &ignore_assert_fail);
   provide(host_abi::trap_symbol, &abort_trap);
+  provide(host_abi::fiber_run_block_symbol, &runtime::host::fiber_run_block);
+  provide(host_abi::fiber_barrier_symbol, &runtime::host::fiber_barrier);
+  provide(host_abi::fiber_warp_exchange_symbol, &runtime::host::fiber_warp_exchange);
+  provide(host_abi::fiber_warp_peer_symbol, &runtime::host::fiber_warp_peer);
   if (auto error = library.define(llvm::orc::absoluteSymbols(std::move(services))))
     throw std::runtime_error(llvm::toString(std::move(error)));
   std::string_view bytes(reinterpret_cast<const char*>(result_.object.data()), result_.object.size());

@@ -3,7 +3,8 @@
 set(xcuda_ptx_test_dir ${CMAKE_CURRENT_LIST_DIR})
 
 add_library(xcuda_ptx_test_loader STATIC ${xcuda_ptx_test_dir}/ptx_object_loader.cpp)
-target_link_libraries(xcuda_ptx_test_loader PUBLIC xcuda_ptx xcuda_llvm)
+# The runtime's fibers run the kernels whose threads wait for each other in ways regions cannot.
+target_link_libraries(xcuda_ptx_test_loader PUBLIC xcuda_ptx xcuda_llvm xcuda_runtime)
 xcuda_warnings(xcuda_ptx_test_loader)
 
 foreach(test ptx_lexer_test ptx_parser_test ptx_checker_test ptx_execution_test ptx_instruction_test ptx_warp_test)

@@ -117,11 +117,13 @@ TEST(PtxWarp, BallotOfAPartialWarpHasNoBitsPastItsEnd) {
       if (input[segment_start(thread, 32) + lane] & 1) bits |= 1u << lane;
     return bits;
   };
+  // Only the lanes of the member mask may execute the second vote (PTX ISA: undefined otherwise).
   expect_per_thread("\tand.b32 %r5, %r1, 1;\n\tsetp.ne.u32 %p1, %r5, 0;\n\tvote.sync.ballot.b32 %r10, %p1, -1;\n"
-                    "\tvote.sync.ballot.b32 %r11, !%p1, 0x0000ffff;",
+                    "\tsetp.ge.u32 %p2, %r2, 16;\n\t@%p2 bra SKIP;\n"
+                    "\tvote.sync.ballot.b32 %r11, !%p1, 0x0000ffff;\nSKIP:",
                     partial_block, input, ballot, [&](size_t thread) {
                       uint32_t existing = thread < 32 ? ~0u : 0xFFFFu;
-                      return ~ballot(thread) & existing & 0xFFFFu;
+                      return thread % 32 < 16 ? ~ballot(thread) & existing & 0xFFFFu : 0u;
                     });
 }
 
@@ -269,15 +271,94 @@ TEST(PtxBarrier, EverySpellingOfAWholeBlockBarrierSynchronises) {
   }
 }
 
-// Counting and partial barriers need threads to wait at different barriers in one block, which
-// region splitting cannot express yet: they are refused where they are written.
-TEST(PtxBarrier, ReductionsAndPartialBarriersAreReportedWhereTheyAre) {
-  for (const char* barrier : {"bar.red.popc.u32 %r10, 0, %p1;", "bar.red.and.pred %p2, 0, %p1;", "bar.sync 0, 64;",
-                              "bar.arrive 0, 64;", "barrier.cta.arrive 1, 32;"}) {
-    WarpKernel kernel(std::string("\tsetp.ne.u32 %p1, %r1, 0;\n\t") + barrier);
-    ASSERT_FALSE(kernel.ok()) << barrier;
-    EXPECT_NE(kernel.diagnostics().find(":19:2: this form of '"), std::string::npos) << kernel.diagnostics();
-    EXPECT_NE(kernel.diagnostics().find("is not supported yet"), std::string::npos) << kernel.diagnostics();
+// bar.red and barrier.cta.red: every thread gets the block's population count, conjunction or
+// disjunction of the predicate (PTX ISA, "bar, barrier").
+TEST(PtxBarrier, ReductionsGiveEveryThreadTheBlocksAnswer) {
+  Words input = sample_input(partial_block);
+  uint32_t odd = 0;
+  for (uint32_t word : input) odd += word & 1;
+  const std::string predicate = "\tand.b32 %r4, %r1, 1;\n\tsetp.ne.u32 %p1, %r4, 0;\n\tsetp.lt.u32 %p3, %r3, 47;\n";
+  expect_per_thread(predicate + "\tbar.red.popc.u32 %r10, 0, %p1;\n\tbarrier.cta.red.popc.u32 %r11, 2, !%p1;",
+                    partial_block, input, [&](size_t) { return odd; }, [&](size_t) { return uint32_t(partial_block) - odd; });
+  expect_per_thread(predicate + "\tbar.red.and.pred %p2, 0, %p3;\n\tselp.u32 %r10, 1, 0, %p2;\n"
+                                "\tbar.red.or.pred %p4, 1, %p3;\n\tselp.u32 %r11, 1, 0, %p4;",
+                    partial_block, input, [](size_t) { return 0u; }, [](size_t) { return 1u; });
+}
+
+// Warp 0 fills the scratch area and arrives at barrier 1 without waiting; warp 1 waits there
+// (64 threads in all) and reads what warp 0 wrote. Warp 0 then goes on to barrier 2, which
+// only its own 32 threads use.
+TEST(PtxBarrier, ArriveAndCountedSyncHandOverBetweenWarps) {
+  Words input = sample_input(64);
+  std::string body = "\tmov.u32 %r7, scratch;\n\tshl.b32 %r8, %r2, 2;\n\tadd.u32 %r9, %r7, %r8;\n"
+                     "\tsetp.ge.u32 %p1, %r3, 32;\n\t@%p1 bra CONSUMER;\n"
+                     "\tst.shared.u32 [%r9], %r1;\n\tbar.arrive 1, 64;\n\tbarrier.cta.sync.aligned 2, 32;\n"
+                     "\tmov.u32 %r10, 7;\n\tbra.uni DONE;\n"
+                     "CONSUMER:\n\tbar.sync 1, 64;\n\tld.shared.u32 %r10, [%r9];\nDONE:";
+  expect_per_thread(body, 64, input, [&](size_t thread) { return thread < 32 ? 7u : input[thread - 32]; });
+}
+
+// After a divergent branch the even lanes shuffle among themselves (member mask 0x55555555)
+// while the odd lanes already wait at a shuffle of the whole warp: the two must not mix, and
+// the even lanes join the second shuffle afterwards.
+TEST(PtxWarp, PartialMaskShuffleWaitsForItsOwnLanesOnly) {
+  Words input = sample_input(64);
+  std::string body = "\tand.b32 %r4, %r3, 1;\n\tsetp.ne.u32 %p1, %r4, 0;\n\t@%p1 bra ODD;\n"
+                     "\tshfl.sync.bfly.b32 %r11, %r1, 2, 31, 0x55555555;\n"
+                     "ODD:\n\tshfl.sync.bfly.b32 %r10, %r1, 1, 31, -1;";
+  expect_per_thread(body, 64, input, [&](size_t thread) { return input[thread ^ 1]; },
+                    [&](size_t thread) { return thread % 2 == 0 ? input[thread ^ 2] : 0u; });
+}
+
+// Member masks that are only known at run time (here the ballot of the lanes below 20) keep
+// exact semantics: the vote and the reduction see exactly those lanes.
+TEST(PtxWarp, RuntimeMemberMasksSelectTheirLanes) {
+  Words input = sample_input(partial_block);
+  std::string body = "\tsetp.lt.u32 %p1, %r2, 20;\n\tvote.sync.ballot.b32 %r5, %p1, -1;\n\t@!%p1 bra DONE;\n"
+                     "\tredux.sync.add.u32 %r10, %r2, %r5;\n\tactivemask.b32 %r11;\nDONE:";
+  expect_per_thread(body, partial_block, input,
+                    [](size_t thread) {
+                      size_t lanes = thread < 32 ? 20 : 16;
+                      return thread % 32 < 20 ? uint32_t(lanes * (lanes - 1) / 2) : 0u;
+                    },
+                    [](size_t thread) { return thread % 32 < 20 ? (thread < 32 ? 0xFFFFFu : 0xFFFFu) : 0u; });
+}
+
+// A function with block barriers called from a kernel run region by region and from one run
+// on fibers (it also shuffles over half a warp): each kernel gets the barrier it needs.
+TEST(PtxBarrier, FunctionSharedByRegionAndFiberKernels) {
+  const std::string call_mirror =
+      "\t{\n\t.param .b32 v;\n\t.param .b32 r;\n\tst.param.b32 [v], %r1;\n"
+      "\tcall.uni (r), mirror, (v);\n\tld.param.b32 %r2, [r];\n\t}\n"
+      "\tld.param.u64 %rd1, [out];\n\tmul.wide.u32 %rd2, %r3, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+      "\tst.global.u32 [%rd3], %r2;\n\tret;\n}\n";
+  const std::string ptx =
+      ".version 8.0\n.target sm_80\n.address_size 64\n.shared .align 4 .b32 scratch[64];\n"
+      ".visible .func (.param .b32 result) mirror(.param .b32 value)\n{\n\t.reg .b32 %r<8>;\n"
+      "\tld.param.b32 %r1, [value];\n\tmov.u32 %r2, %tid.x;\n\tmov.u32 %r3, scratch;\n"
+      "\tshl.b32 %r4, %r2, 2;\n\tadd.u32 %r5, %r3, %r4;\n\tst.shared.u32 [%r5], %r1;\n\tbar.sync 0;\n"
+      "\tsub.u32 %r4, 63, %r2;\n\tshl.b32 %r4, %r4, 2;\n\tadd.u32 %r5, %r3, %r4;\n"
+      "\tld.shared.u32 %r6, [%r5];\n\tbar.sync 0;\n\tst.param.b32 [result], %r6;\n\tret;\n}\n"
+      ".visible .entry plain(.param .u64 out)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n"
+      "\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r1, %r3;\n" +
+      call_mirror +
+      ".visible .entry fibered(.param .u64 out)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n"
+      "\t.reg .b64 %rd<4>;\n\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r1, %r3;\n\tsetp.lt.u32 %p1, %r3, 16;\n"
+      "\t@%p1 shfl.sync.bfly.b32 %r1, %r3, 1, 31, 0xffff;\n" +
+      call_mirror;
+  LoadedModule module(ptx);
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  for (const char* kernel : {"plain", "fibered"}) {
+    Words out(64, 0xDEADBEEF);
+    ParameterBuffer parameters(module.kernel(kernel));
+    parameters.set(0, out.data());
+    module.launch(kernel, {1, 1, 1}, {64, 1, 1}, parameters);
+    bool shuffled = std::string_view(kernel) == "fibered";
+    for (uint32_t thread = 0; thread < 64; ++thread) {
+      uint32_t source = 63 - thread;
+      uint32_t want = shuffled && source < 16 ? source ^ 1 : source;
+      EXPECT_EQ(out[thread], want) << kernel << " thread " << thread;
+    }
   }
 }
 

@@ -1,0 +1,134 @@
+// Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
+// whose trip count differs from block to block, a loop left by a uniform break after a barrier,
+// threads (part of a warp) returning before a barrier, and __syncthreads_count/_and/_or on a
+// 2D block. Expected values follow from the CUDA Programming Guide's definitions.
+#include "check.h"
+
+#include <vector>
+
+constexpr int kThreads = 256;
+constexpr int kBlocks = 12;
+
+__global__ void repeated_reduction(const int* in, int* out) {
+  __shared__ int partial[kThreads];
+  int total = 0;
+  for (int round = 0; round <= static_cast<int>(blockIdx.x) % 5; ++round) {
+    partial[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x] * (round + 1);
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+      if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+      __syncthreads();
+    }
+    total += partial[0];
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = total;
+}
+
+// Doubles a shared counter until it passes a block-specific limit; the break is uniform because
+// every thread reads the counter after the same barrier.
+__global__ void uniform_break(int* out) {
+  __shared__ int counter;
+  if (threadIdx.x == 0) counter = 1;
+  __syncthreads();
+  int steps = 0;
+  while (true) {
+    int seen = counter;
+    __syncthreads();
+    if (seen > static_cast<int>(blockIdx.x) * 100) break;
+    if (threadIdx.x == 0) counter = seen * 2;
+    ++steps;
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = steps;
+}
+
+// Threads from `active` on (mid-warp) leave before the barrier; the rest reverse their values.
+__global__ void early_return(const int* in, int* out, int active) {
+  __shared__ int values[kThreads];
+  if (static_cast<int>(threadIdx.x) >= active) return;
+  values[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = values[active - 1 - threadIdx.x];
+}
+
+__global__ void barrier_votes(const int* in, int* out) {
+  int thread = threadIdx.y * blockDim.x + threadIdx.x;
+  int block_threads = blockDim.x * blockDim.y;
+  int v = in[blockIdx.x * block_threads + thread];
+  int count = __syncthreads_count(v % 3 == 0);
+  // False for one thread of the odd blocks; true for one thread of every third block.
+  int all = __syncthreads_and(v >= 0 && (blockIdx.x % 2 == 0 || thread != 37));
+  int any = __syncthreads_or(blockIdx.x % 3 == 0 && thread == 200);
+  int* mine = out + (blockIdx.x * block_threads + thread) * 3;
+  mine[0] = count;
+  mine[1] = all;
+  mine[2] = any;
+}
+
+int main() {
+  const int n = kThreads * kBlocks;
+  std::vector<int> in(n), out(n * 3);
+  for (int i = 0; i < n; ++i) in[i] = static_cast<int>((i * 2654435761u) >> 22);
+  int *d_in = nullptr, *d_out = nullptr;
+  CHECK(cudaMalloc(&d_in, n * sizeof(int)));
+  CHECK(cudaMalloc(&d_out, n * 3 * sizeof(int)));
+  CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+
+  repeated_reduction<<<kBlocks, kThreads>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    long sum = 0;
+    for (int t = 0; t < kThreads; ++t) sum += in[b * kThreads + t];
+    long want = 0;
+    for (int round = 0; round <= b % 5; ++round) want += sum * (round + 1);
+    for (int t = 0; t < kThreads; ++t)
+      if (out[b * kThreads + t] != want)
+        FAIL("repeated_reduction block %d thread %d: got %d, want %ld", b, t, out[b * kThreads + t],
+             want);
+  }
+
+  uniform_break<<<kBlocks, kThreads>>>(d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    int want = 0;
+    for (int counter = 1; counter <= b * 100; counter *= 2) ++want;
+    for (int t = 0; t < kThreads; ++t)
+      if (out[b * kThreads + t] != want)
+        FAIL("uniform_break block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t],
+             want);
+  }
+
+  const int active = 100;
+  CHECK(cudaMemset(d_out, 0xff, n * sizeof(int)));
+  early_return<<<kBlocks, kThreads>>>(d_in, d_out, active);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b)
+    for (int t = 0; t < kThreads; ++t) {
+      int want = t < active ? in[b * kThreads + active - 1 - t] : -1;
+      if (out[b * kThreads + t] != want)
+        FAIL("early_return block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], want);
+    }
+
+  const dim3 shape(32, 8);
+  barrier_votes<<<kBlocks, shape>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * 3 * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    int count = 0, all = b % 2 == 0, any = b % 3 == 0;
+    for (int t = 0; t < kThreads; ++t) count += in[b * kThreads + t] % 3 == 0;
+    for (int t = 0; t < kThreads; ++t) {
+      const int* got = &out[(b * kThreads + t) * 3];
+      if (got[0] != count || (got[1] != 0) != (all != 0) || (got[2] != 0) != (any != 0))
+        FAIL("barrier_votes block %d thread %d: got %d %d %d, want %d %d %d", b, t, got[0], got[1],
+             got[2], count, all, any);
+    }
+  }
+  CHECK(cudaFree(d_in));
+  CHECK(cudaFree(d_out));
+  std::printf("block_barriers: %d blocks of %d threads, all results match\n", kBlocks, kThreads);
+  return 0;
+}
