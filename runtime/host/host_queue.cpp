@@ -176,7 +176,12 @@ void HostQueue::wait_for(Queue& other) {
 
 Status HostQueue::synchronize() {
   std::unique_lock lock(mutex_);
-  emptied_.wait(lock, [this] { return pending_.empty() && !running_command_; });
+  // Waking the queue's thread costs more than an empty kernel: the waiting thread runs what is
+  // pending itself, in order, whenever the queue's thread is not running a command.
+  while (!pending_.empty() || running_command_) {
+    if (running_command_) emptied_.wait(lock);
+    else run_next(lock);
+  }
   if (failure_) return *failure_;
   return {};
 }
@@ -197,27 +202,33 @@ void HostQueue::enqueue(std::function<Status()> work, AfterFailure after_failure
 void HostQueue::drain() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    work_available_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    work_available_.wait(lock, [this] { return !running_command_ && (stopping_ || !pending_.empty()); });
     if (pending_.empty()) return;
-    Command command = std::move(pending_.front());
-    pending_.pop_front();
-    bool skip = failure_.has_value() && command.after_failure == AfterFailure::skip;
-    running_command_ = true;
-    lock.unlock();
-    Status status;
-    if (!skip) {
-      try {
-        status = command.work();
-      } catch (const std::exception& exception) {
-        status = make_error(ErrorCode::unknown, std::string("host queue: ") + exception.what());
-      }
-    }
-    command = {};  // what the work captured goes now, not after the next command arrives
-    lock.lock();
-    running_command_ = false;
-    if (!status.ok() && !failure_) failure_ = status.error();
-    if (pending_.empty()) emptied_.notify_all();
+    run_next(lock);
   }
+}
+
+void HostQueue::run_next(std::unique_lock<std::mutex>& lock) {
+  Command command = std::move(pending_.front());
+  pending_.pop_front();
+  bool skip = failure_.has_value() && command.after_failure == AfterFailure::skip;
+  running_command_ = true;
+  lock.unlock();
+  Status status;
+  if (!skip) {
+    try {
+      status = command.work();
+    } catch (const std::exception& exception) {
+      status = make_error(ErrorCode::unknown, std::string("host queue: ") + exception.what());
+    }
+  }
+  command = {};  // what the work captured goes now, not after the next command arrives
+  lock.lock();
+  running_command_ = false;
+  if (!status.ok() && !failure_) failure_ = status.error();
+  // Either thread may run the next command: whichever is waiting.
+  emptied_.notify_all();
+  if (!pending_.empty() || stopping_) work_available_.notify_one();
 }
 
 }  // namespace xcuda::runtime::host

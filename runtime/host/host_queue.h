@@ -1,5 +1,6 @@
 // A CUDA stream on the host device: an in-order list of work drained by a thread of its own, so
-// that enqueueing returns at once, as it does on a GPU.
+// that enqueueing returns at once, as it does on a GPU. A thread waiting for the queue runs
+// pending work itself rather than wait for the queue's thread to wake.
 #pragma once
 
 #include <condition_variable>
@@ -48,6 +49,8 @@ class HostQueue final : public Queue {
 
   void enqueue(std::function<Status()> work, AfterFailure after_failure = AfterFailure::skip);
   void drain();
+  // Runs the first pending command; `lock` holds mutex_ before and after.
+  void run_next(std::unique_lock<std::mutex>& lock);
 
   std::shared_ptr<WorkerPool> pool_;
   uint32_t max_shared_bytes_;

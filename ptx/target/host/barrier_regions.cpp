@@ -10,6 +10,7 @@
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
 
 #include "lower/intrinsics.h"
+#include "target/host/thread_context.h"
 #include "target/host/warp_exchange.h"
 
 namespace xcuda::ptx::host {
@@ -163,7 +164,9 @@ void spill_values_crossing_regions(llvm::Function& function) {
   }
 }
 
-// Every alloca becomes a slot in the thread's storage, which survives between regions.
+// Every alloca becomes a slot in the block's storage, which survives between regions. The slots
+// of one alloca for all threads lie side by side (thread t's at t * size), so a loop over the
+// threads of a region reads and writes them at consecutive addresses, which it can vectorise.
 uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
   const llvm::DataLayout& layout = function.getParent()->getDataLayout();
   std::vector<llvm::AllocaInst*> allocas;
@@ -171,13 +174,23 @@ uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
     for (llvm::Instruction& instruction : block)
       if (auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) allocas.push_back(alloca);
   llvm::IRBuilder<> builder(&*function.getEntryBlock().getFirstInsertionPt());
+  llvm::Value* context = function.getArg(0);
+  auto context_field = [&](uint64_t offset) {
+    return builder.CreateZExt(builder.CreateLoad(builder.getInt32Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), context, offset)),
+                              builder.getInt64Ty());
+  };
+  llvm::Value* threads = context_field(thread_count_offset);
+  llvm::Value* thread = context_field(linear_index_offset);
   llvm::Value* storage = function.getArg(2);
   uint64_t size = 0;
   for (llvm::AllocaInst* alloca : allocas) {
     uint64_t alignment = alloca->getAlign().value();
+    uint64_t bytes = alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
+    bytes = (bytes + alignment - 1) / alignment * alignment;
     size = (size + alignment - 1) / alignment * alignment;
-    llvm::Value* slot = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, size, alloca->getName());
-    size += alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
+    llvm::Value* offset = builder.CreateAdd(builder.CreateMul(threads, builder.getInt64(size)), builder.CreateMul(thread, builder.getInt64(bytes)));
+    llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), storage, offset, alloca->getName());
+    size += bytes;
     alloca->replaceAllUsesWith(slot);
   }
   for (llvm::AllocaInst* alloca : allocas) alloca->eraseFromParent();
@@ -204,6 +217,7 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
   spill_values_crossing_regions(*resumable);
   ResumableKernel result;
   result.function = resumable;
+  for (const auto& [number, block] : resume_points) result.resume_points.push_back(number);
   result.storage_bytes_per_thread = move_allocas_to_thread_storage(*resumable);
   return result;
 }

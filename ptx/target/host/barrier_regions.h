@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "diagnostics.h"
 
@@ -25,10 +26,12 @@ inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
 inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
 struct ResumableKernel {
-  // i32 (ptr context, ptr parameters, ptr thread_storage, i32 resume_point): runs the thread
-  // from resume_point (0 = the start) and returns the next one, or thread_finished.
+  // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point): runs the context's thread
+  // from resume_point (0 = the start) and returns the next one, or thread_finished. `storage`
+  // is the block's, storage_bytes_per_thread per thread, 16-aligned.
   llvm::Function* function = nullptr;
   uint64_t storage_bytes_per_thread = 0;  // multiple of 16
+  std::vector<uint32_t> resume_points;     // all but 0, the start
 };
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.

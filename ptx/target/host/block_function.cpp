@@ -1,6 +1,7 @@
 #include <functional>
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
 #include "host_abi.h"
@@ -15,9 +16,37 @@ namespace {
 
 using llvm::Value;
 
+// Threads of a block run concurrently on a GPU, so in a race-free kernel no thread's memory
+// access within a region depends on another's: the thread loop may run its iterations in any
+// order and LLVM may vectorise it. The block function tags the accesses (and the calls that
+// inline into them) of the work for one thread with an access group; its own bookkeeping that
+// carries from one thread to the next (the thread context, reductions) stays untagged, which
+// keeps the loop from being taken as parallel unless that bookkeeping becomes registers.
+class ThreadLoopAccesses {
+ public:
+  explicit ThreadLoopAccesses(llvm::LLVMContext& context) : group_(llvm::MDNode::getDistinct(context, {})) {}
+
+  template <class Instruction>
+  Instruction* tag(Instruction* instruction) const {
+    instruction->setMetadata(llvm::LLVMContext::MD_access_group, group_);
+    return instruction;
+  }
+
+  // The loop id for a thread loop's back edge.
+  llvm::MDNode* loop_id(llvm::LLVMContext& context) const {
+    llvm::Metadata* parallel[] = {llvm::MDString::get(context, "llvm.loop.parallel_accesses"), group_};
+    auto* loop = llvm::MDNode::getDistinct(context, {nullptr, llvm::MDNode::get(context, parallel)});
+    loop->replaceOperandWith(0, loop);
+    return loop;
+  }
+
+ private:
+  llvm::MDNode* group_;
+};
+
 // Emits `for z < depth, for y < height, for x < width: body(x, y, z)` at the builder's position
-// and leaves the builder after the loops.
-void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent,
+// and leaves the builder after the loops. With `accesses`, the x loop is parallel over them.
+void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent, const ThreadLoopAccesses* accesses,
                        const std::function<void(const std::array<Value*, 3>&)>& body) {
   llvm::Function* function = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = function->getContext();
@@ -43,61 +72,110 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   for (int axis = 0; axis < 3; ++axis) {
     Value* next = builder.CreateAdd(counters[axis], builder.getInt32(1), "", /*HasNUW=*/true);
     counters[axis]->addIncoming(next, builder.GetInsertBlock());
-    builder.CreateBr(headers[axis]);
+    llvm::BranchInst* back_edge = builder.CreateBr(headers[axis]);
+    if (axis == 0 && accesses != nullptr) back_edge->setMetadata(llvm::LLVMContext::MD_loop, accesses->loop_id(context));
     builder.SetInsertPoint(exits[axis]);
   }
 }
 
-// Runs rounds until every thread has finished: each round takes every unfinished thread from
-// where it stopped to its next cut, so no thread passes a barrier before all have reached it.
-// A round in which some thread reached a warp exchange holds the threads waiting at a block
-// barrier for the next round: that thread has yet to arrive at the barrier.
+// Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
+// block, so while no thread has left early and no warp has diverged, all threads stand at the
+// same resume point: each such region runs as a loop over all threads with the region's code
+// inlined and a constant resume point, and the threads' next resume points, if all equal, choose
+// the next loop. Otherwise (threads exited, warps at different exchanges) the block goes on in
+// rounds: each round takes every unfinished thread from where it stopped to its next cut, so no
+// thread passes a barrier before all have reached it. A round in which some thread reached a
+// warp exchange holds the threads waiting at a block barrier for the next round: that thread
+// has yet to arrive at the barrier.
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
                           Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
+  ThreadLoopAccesses accesses(context);
+  kernel.function->addFnAttr(llvm::Attribute::AlwaysInline);
   llvm::Type* wide = builder.getInt64Ty();
+  llvm::Type* i32 = builder.getInt32Ty();
   Value* width = builder.CreateZExt(extent[0], wide);
   Value* height = builder.CreateZExt(extent[1], wide);
   Value* threads = builder.CreateMul(builder.CreateMul(width, height), builder.CreateZExt(extent[2], wide));
-  uint64_t slot_bytes = kernel.storage_bytes_per_thread;
-  auto* storage = builder.CreateAlloca(builder.getInt8Ty(), builder.CreateMul(threads, builder.getInt64(slot_bytes)), "thread_storage");
+  builder.CreateStore(builder.CreateTrunc(threads, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_count_offset));
+  auto* storage = builder.CreateAlloca(builder.getInt8Ty(), builder.CreateMul(threads, builder.getInt64(kernel.storage_bytes_per_thread)),
+                                       "thread_storage");
   storage->setAlignment(llvm::Align(16));
-  auto* states = builder.CreateAlloca(builder.getInt32Ty(), threads, "resume_points");
+  auto* states = builder.CreateAlloca(i32, threads, "resume_points");
   builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
-  Value* whole_warps = builder.CreateAnd(builder.CreateAdd(threads, builder.getInt64(31)), builder.getInt64(~uint64_t{31}));
-  Value* exchange_bytes = builder.CreateMul(whole_warps, builder.getInt64(exchange_bytes_per_thread()));
+  Value* exchange_bytes = exchange_area_bytes(builder, threads);
   auto* exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_bytes, "warp_exchange");
   exchange->setAlignment(llvm::Align(16));
   builder.CreateMemSet(exchange, builder.getInt8(0), exchange_bytes, llvm::Align(16));
   builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
   auto* unfinished = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "unfinished");
   auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
-  builder.CreateStore(builder.getFalse(), exchanging);
+  auto* lowest = builder.CreateAlloca(i32, nullptr, "lowest_reached");
+  auto* highest = builder.CreateAlloca(i32, nullptr, "highest_reached");
   // Round 0 would read as "never written" in the exchange slots.
-  auto* round_number = builder.CreateAlloca(builder.getInt32Ty(), nullptr, "round_number");
+  auto* round_number = builder.CreateAlloca(i32, nullptr, "round_number");
   builder.CreateStore(builder.getInt32(1), round_number);
   Value* round_field = builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, round_offset);
-  auto* round = llvm::BasicBlock::Create(context, "round", block);
-  auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
-  builder.CreateBr(round);
-  builder.SetInsertPoint(round);
-  builder.CreateStore(builder.getFalse(), unfinished);
-  Value* current_round = builder.CreateLoad(builder.getInt32Ty(), round_number);
-  builder.CreateStore(current_round, round_field);
-  builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
-  Value* hold_barriers = builder.CreateLoad(builder.getInt1Ty(), exchanging);
-  builder.CreateStore(builder.getFalse(), exchanging);
-  Value* finished = builder.getInt32(thread_finished);
-  Value* zero = builder.getInt32(0);
-  emit_thread_loops(builder, extent, [&](const std::array<Value*, 3>& index) {
+  auto start_round = [&] {
+    Value* current_round = builder.CreateLoad(i32, round_number);
+    builder.CreateStore(current_round, round_field);
+    builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
+  };
+  auto enter_linear = [&](const std::array<Value*, 3>& index) {
     enter_thread(index);
     Value* plane = builder.CreateAdd(builder.CreateZExt(index[1], wide), builder.CreateMul(height, builder.CreateZExt(index[2], wide)));
     Value* linear = builder.CreateAdd(builder.CreateZExt(index[0], wide), builder.CreateMul(width, plane));
-    builder.CreateStore(builder.CreateTrunc(linear, builder.getInt32Ty()),
-                        builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, linear_index_offset));
-    Value* state_pointer = builder.CreateGEP(builder.getInt32Ty(), states, linear);
-    Value* state = builder.CreateLoad(builder.getInt32Ty(), state_pointer);
+    builder.CreateStore(builder.CreateTrunc(linear, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, linear_index_offset));
+    return linear;
+  };
+  auto* round = llvm::BasicBlock::Create(context, "round", block);
+  auto* mixed = llvm::BasicBlock::Create(context, "threads_apart", block);
+  auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
+  Value* finished = builder.getInt32(thread_finished);
+
+  std::vector<uint32_t> numbers{0};
+  numbers.insert(numbers.end(), kernel.resume_points.begin(), kernel.resume_points.end());
+  std::vector<llvm::BasicBlock*> regions;
+  for (uint32_t number : numbers) regions.push_back(llvm::BasicBlock::Create(context, "region." + std::to_string(number), block));
+  builder.CreateBr(regions.front());
+  for (size_t region = 0; region < numbers.size(); ++region) {
+    builder.SetInsertPoint(regions[region]);
+    start_round();
+    builder.CreateStore(finished, lowest);
+    builder.CreateStore(builder.getInt32(0), highest);
+    emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
+      Value* linear = enter_linear(index);
+      Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region])}));
+      accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
+      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
+      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), reached), highest);
+    });
+    Value* next = builder.CreateLoad(i32, lowest);
+    auto* together = llvm::BasicBlock::Create(context, "threads_together", block);
+    builder.CreateCondBr(builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest)), together, mixed);
+    builder.SetInsertPoint(together);
+    auto* choose = builder.CreateSwitch(next, round, static_cast<unsigned>(numbers.size()));
+    choose->addCase(builder.getInt32(thread_finished), done);
+    for (size_t following = 1; following < numbers.size(); ++following)
+      choose->addCase(builder.getInt32(numbers[following]), regions[following]);
+  }
+
+  // Threads may stand at a warp exchange while others wait at a barrier.
+  builder.SetInsertPoint(mixed);
+  builder.CreateStore(builder.getTrue(), exchanging);
+  builder.CreateBr(round);
+
+  builder.SetInsertPoint(round);
+  builder.CreateStore(builder.getFalse(), unfinished);
+  start_round();
+  Value* hold_barriers = builder.CreateLoad(builder.getInt1Ty(), exchanging);
+  builder.CreateStore(builder.getFalse(), exchanging);
+  Value* zero = builder.getInt32(0);
+  emit_thread_loops(builder, extent, nullptr, [&](const std::array<Value*, 3>& index) {
+    Value* linear = enter_linear(index);
+    Value* state_pointer = builder.CreateGEP(i32, states, linear);
+    Value* state = builder.CreateLoad(i32, state_pointer);
     Value* at_barrier = builder.CreateAnd(builder.CreateICmpNE(state, zero),
                                           builder.CreateICmpEQ(builder.CreateAnd(state, warp_resume_flag), zero));
     Value* held = builder.CreateAnd(hold_barriers, at_barrier);
@@ -112,8 +190,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     builder.CreateStore(builder.getTrue(), unfinished);
     builder.CreateBr(next);
     builder.SetInsertPoint(run);
-    Value* slot = builder.CreateGEP(builder.getInt8Ty(), storage, builder.CreateMul(linear, builder.getInt64(slot_bytes)));
-    Value* reached = builder.CreateCall(kernel.function, {thread, parameters, slot, state});
+    Value* reached = builder.CreateCall(kernel.function, {thread, parameters, storage, state});
     builder.CreateStore(reached, state_pointer);
     Value* waiting = builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), unfinished), builder.CreateICmpNE(reached, finished));
     builder.CreateStore(waiting, unfinished);
@@ -163,9 +240,11 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
       builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_index_offset + 4 * axis));
   };
   if (!resumable) {
-    emit_thread_loops(builder, extent, [&](const std::array<Value*, 3>& index) {
+    ThreadLoopAccesses accesses(context);
+    kernel.addFnAttr(llvm::Attribute::AlwaysInline);
+    emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
       enter_thread(index);
-      builder.CreateCall(&kernel, {thread, parameters});
+      accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
     });
   } else {
     run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread);

@@ -15,11 +15,14 @@ struct ThreadContext {
   uint32_t thread_index[3];
   // x + y * width + z * width * height, kept only where the kernel is run region by region.
   uint32_t linear_index;
+  // The block's number of threads, likewise.
+  uint32_t thread_count;
   // The block's round (see block_function.cpp), which tells the warp exchanges of this round
   // from those of the last.
   uint32_t round;
   // Two ExchangeSlots per thread of the block, rounded up to whole warps: one written in even
   // rounds, one in odd, so a lane reading its peers' last offers never sees the next ones.
+  // After them, one ArrivalCache per warp.
   uint8_t* exchange;
 };
 
@@ -29,9 +32,19 @@ struct ExchangeSlot {
   uint32_t site;   // which exchange of the kernel
 };
 
+// Which lanes of a warp offered at `site` in `round`: the first lane to ask after the exchange
+// finds out and keeps the answer here, so the others need not look at 32 slots each.
+struct ArrivalCache {
+  uint32_t round;  // 0: nothing kept
+  uint32_t site;
+  uint32_t lanes;
+  uint32_t padding;
+};
+
 inline constexpr uint64_t frame_offset = offsetof(ThreadContext, frame);
 inline constexpr uint64_t thread_index_offset = offsetof(ThreadContext, thread_index);
 inline constexpr uint64_t linear_index_offset = offsetof(ThreadContext, linear_index);
+inline constexpr uint64_t thread_count_offset = offsetof(ThreadContext, thread_count);
 inline constexpr uint64_t round_offset = offsetof(ThreadContext, round);
 inline constexpr uint64_t exchange_offset = offsetof(ThreadContext, exchange);
 

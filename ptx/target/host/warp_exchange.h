@@ -12,13 +12,17 @@
 
 namespace xcuda::ptx::host {
 
-// Bytes of exchange area per thread of the block (the block's size rounded up to whole warps).
+// At most this many bytes of exchange area per thread of the block.
 uint64_t exchange_bytes_per_thread();
+
+// The i64 bytes of the exchange area for a block of i64 `threads`.
+llvm::Value* exchange_area_bytes(llvm::IRBuilder<>& builder, llvm::Value* threads);
 
 // Stores the thread's i64 `offer` for exchange `site` in its slot of the current round.
 void emit_offer(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::Value* offer, uint32_t site);
 
-// The i32 mask of the lanes of the thread's warp that offered at `site` in the last round.
+// The i32 mask of the lanes of the thread's warp that offered at `site` in the last round. Adds
+// control flow: the builder ends up in a new block.
 llvm::Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, llvm::Value* context, uint32_t site);
 
 // Defines intrinsics::warp_peer: what a lane of the warp offered in the last round.
