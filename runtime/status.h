@@ -24,6 +24,16 @@ enum class ErrorCode {
   assertion_failed,  // a device-side assert(): CUDA_ERROR_ASSERT
   launch_out_of_resources,
   not_ready,
+  illegal_state,
+  // Stream capture and graphs, as the CUDA_ERROR_STREAM_CAPTURE_* codes say.
+  stream_capture_unsupported,
+  stream_capture_invalidated,
+  stream_capture_unmatched,
+  stream_capture_unjoined,
+  stream_capture_isolation,
+  stream_capture_implicit,
+  stream_capture_wrong_thread,
+  graph_exec_update_failure,
   unknown,
 };
 

@@ -32,6 +32,15 @@ CUresult to_result(ErrorCode code) {
     case ErrorCode::launch_out_of_resources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     case ErrorCode::not_ready: return CUDA_ERROR_NOT_READY;
     case ErrorCode::assertion_failed: return CUDA_ERROR_ASSERT;
+    case ErrorCode::illegal_state: return CUDA_ERROR_ILLEGAL_STATE;
+    case ErrorCode::stream_capture_unsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case ErrorCode::stream_capture_invalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case ErrorCode::stream_capture_unmatched: return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    case ErrorCode::stream_capture_unjoined: return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    case ErrorCode::stream_capture_isolation: return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    case ErrorCode::stream_capture_implicit: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    case ErrorCode::stream_capture_wrong_thread: return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    case ErrorCode::graph_exec_update_failure: return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     case ErrorCode::unknown: return CUDA_ERROR_UNKNOWN;
   }
   return CUDA_ERROR_UNKNOWN;

@@ -1,5 +1,6 @@
 // Events: markers in streams, for ordering and timing.
 #include "src/api.h"
+#include "src/graph.h"
 
 #include "runtime/event.h"
 
@@ -22,7 +23,21 @@ CUresult record(const char* function, CUevent handle, CUstream stream_handle, un
   if (!stream) return status;
   XCUDA_REQUIRE(&stream->context() == &as_event(handle)->context(), CUDA_ERROR_INVALID_HANDLE,
                 "event and stream belong to different contexts");
-  as_event(handle)->record(*stream);
+  // Inside a capture the record marks a point of the graph that other streams may fork from
+  // or join at; an external record is a node of its own.
+  if (flags & CU_EVENT_RECORD_EXTERNAL) {
+    bool captured = false;
+    CUresult status = api::capture_work(
+        function, *stream, runtime::NodeKind::event_record,
+        [handle](runtime::Stream& target) {
+          if (runtime::live_events().contains(handle)) as_event(handle)->record(target);
+        },
+        captured);
+    if (status != CUDA_SUCCESS || captured) return status;
+  }
+  auto marked = runtime::capture_event_record(*as_event(handle), *stream);
+  if (!marked) return api::fail(function, marked.error());
+  if (!*marked) as_event(handle)->record(*stream);
   return CUDA_SUCCESS;
 }
 
@@ -53,6 +68,7 @@ XCUDA_EXPORT CUresult cuEventDestroy_v2(CUevent handle) {
   // Markers and waits still queued hold the event's state, not the event: CUDA lets an event
   // be destroyed before the work that records or awaits it completes.
   runtime::live_events().remove(as_event(handle));
+  runtime::forget_event(*as_event(handle));
   delete as_event(handle);
   return CUDA_SUCCESS;
 }
@@ -76,12 +92,16 @@ XCUDA_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream
 XCUDA_EXPORT CUresult cuEventQuery(CUevent handle) {
   XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live event");
+  XCUDA_REQUIRE(!runtime::recorded_in_capture(*as_event(handle)), CUDA_ERROR_CAPTURED_EVENT,
+                "the event was recorded in a capture still under way");
   return as_event(handle)->complete() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 XCUDA_EXPORT CUresult cuEventSynchronize(CUevent handle) {
   XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live event");
+  XCUDA_REQUIRE(!runtime::recorded_in_capture(*as_event(handle)), CUDA_ERROR_CAPTURED_EVENT,
+                "the event was recorded in a capture still under way");
   as_event(handle)->wait();
   if (auto fault = as_event(handle)->context().fault()) return api::fail(__func__, *fault);
   return CUDA_SUCCESS;

@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "src/api.h"
+#include "src/graph.h"
+#include "src/launch.h"
 #include "src/occupancy.h"
 
 #include "runtime/backend.h"
@@ -77,20 +79,14 @@ CUresult check_cooperative(const char* function_name, const Function& function,
   return CUDA_SUCCESS;
 }
 
-CUresult launch(const char* function_name, CUfunction handle, const runtime::LaunchShape& shape,
-                CUstream stream_handle, void** arguments, void** extra, bool per_thread,
-                bool cooperative = false) {
-  Function* resolved = nullptr;
-  if (CUresult status = api::resolve_function(function_name, handle, resolved);
-      status != CUDA_SUCCESS)
-    return status;
-  CUresult status;
-  runtime::Stream* stream = api::resolve_stream(function_name, stream_handle, per_thread, status);
-  if (!stream) return status;
-  Function& function = *resolved;
+}  // namespace
+
+CUresult api::prepare_launch(const char* function_name, Function& function,
+                             const runtime::LaunchShape& shape, void** arguments, void** extra,
+                             bool cooperative, std::vector<uint8_t>& parameters) {
   const ptx::KernelInfo& kernel = function.info();
   const runtime::DeviceProperties& device =
-      runtime::backend().properties(stream->context().device());
+      runtime::backend().properties(function.module().context().device());
 
   uint64_t threads = uint64_t{shape.block[0]} * shape.block[1] * shape.block[2];
   uint32_t thread_limit = kernel.max_threads_per_block ? kernel.max_threads_per_block
@@ -118,11 +114,35 @@ CUresult launch(const char* function_name, CUfunction handle, const runtime::Lau
         checked != CUDA_SUCCESS)
       return checked;
 
+  return pack_parameters(function_name, kernel, arguments, extra, parameters);
+}
+
+namespace {
+
+CUresult launch(const char* function_name, CUfunction handle, const runtime::LaunchShape& shape,
+                CUstream stream_handle, void** arguments, void** extra, bool per_thread,
+                bool cooperative = false) {
+  Function* resolved = nullptr;
+  if (CUresult status = api::resolve_function(function_name, handle, resolved);
+      status != CUDA_SUCCESS)
+    return status;
+  CUresult status;
+  runtime::Stream* stream = api::resolve_stream(function_name, stream_handle, per_thread, status);
+  if (!stream) return status;
+  Function& function = *resolved;
   std::vector<uint8_t> parameters;
-  if (CUresult packed = pack_parameters(function_name, kernel, arguments, extra, parameters);
-      packed != CUDA_SUCCESS)
-    return packed;
-  stream->order_for_new_work().launch(function.kernel(), shape, std::move(parameters));
+  if (CUresult prepared = api::prepare_launch(function_name, function, shape, arguments, extra,
+                                              cooperative, parameters);
+      prepared != CUDA_SUCCESS)
+    return prepared;
+  Expected<runtime::LoadedKernel*> loaded = function.kernel();  // compiles on first launch
+  if (!loaded) return api::fail(function_name, loaded.error());
+  bool captured = false;
+  if (CUresult capture = api::capture_launch(function_name, *stream, handle, function, **loaded,
+                                             shape, parameters, captured);
+      capture != CUDA_SUCCESS || captured)
+    return capture;
+  stream->order_for_new_work().launch(**loaded, shape, std::move(parameters));
   return CUDA_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "src/graph.h"
 #include "src/memory.h"
 
 #include "runtime/backend.h"
@@ -30,10 +31,16 @@ CUresult check_device_range(const char* function, CUdeviceptr address, size_t by
 }
 
 CUresult submit(const char* function, CUstream handle, bool per_thread, bool synchronous,
-                const std::function<void(runtime::Queue&)>& enqueue) {
+                runtime::NodeKind kind, const std::function<void(runtime::Queue&)>& enqueue) {
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function, handle, per_thread, status);
   if (!stream) return status;
+  if (synchronous && (status = check_unsafe_call(function)) != CUDA_SUCCESS) return status;
+  bool captured = false;
+  status = capture_work(
+      function, *stream, kind, [enqueue](runtime::Stream& target) { enqueue(target.queue()); },
+      captured);
+  if (status != CUDA_SUCCESS || captured) return status;
   enqueue(stream->order_for_new_work());
   if (synchronous) XCUDA_MEMORY_CHECK_STATUS(stream->queue().synchronize());
   return CUDA_SUCCESS;
@@ -62,6 +69,7 @@ CUresult allocate(const char* function, void** result, size_t bytes, MemoryKind 
   CUresult status;
   Context* context = api::current_context(function, status);
   if (!context) return status;
+  if ((status = api::check_unsafe_call(function)) != CUDA_SUCCESS) return status;
   Allocation allocation{0, bytes, kind, context};
   allocation.flags = flags;
   // Device memory comes from the device's pool; host and managed memory straight from the
@@ -86,6 +94,7 @@ CUresult release(const char* function, void* pointer, MemoryKind kind) {
   XCUDA_MEMORY_REQUIRE(found && found->owned && found->base == base &&
                            ((found->kind == MemoryKind::host) == (kind == MemoryKind::host)),
                        CUDA_ERROR_INVALID_VALUE, "pointer was not returned by an allocation call");
+  if (CUresult status = api::check_unsafe_call(function); status != CUDA_SUCCESS) return status;
   // Freeing waits for the device, as cuMemFree does on a real GPU.
   (void)found->context->synchronize();
   runtime::memory_registry().remove(found->base);
@@ -98,8 +107,8 @@ CUresult copy(const char* function, void* destination, const void* source, size_
               CUstream handle, bool per_thread, bool synchronous) {
   if (bytes == 0) return CUDA_SUCCESS;
   XCUDA_MEMORY_REQUIRE(destination && source, CUDA_ERROR_INVALID_VALUE, "null pointer");
-  return api::submit(function, handle, per_thread, synchronous,
-                     [&](runtime::Queue& queue) { queue.copy(destination, source, bytes); });
+  return api::submit(function, handle, per_thread, synchronous, runtime::NodeKind::memcpy,
+                     [=](runtime::Queue& queue) { queue.copy(destination, source, bytes); });
 }
 
 CUresult fill(const char* function, CUdeviceptr destination, uint32_t pattern,
@@ -112,9 +121,10 @@ CUresult fill(const char* function, CUdeviceptr destination, uint32_t pattern,
           check_device_range(function, destination, count * pattern_bytes, "destination");
       status != CUDA_SUCCESS)
     return status;
-  return api::submit(function, handle, per_thread, synchronous, [&](runtime::Queue& queue) {
-    queue.fill(as_pointer(destination), pattern, pattern_bytes, count);
-  });
+  return api::submit(function, handle, per_thread, synchronous, runtime::NodeKind::memset,
+                     [=](runtime::Queue& queue) {
+                       queue.fill(as_pointer(destination), pattern, pattern_bytes, count);
+                     });
 }
 
 // Copies that name device memory on one side check it, then share `copy`.

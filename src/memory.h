@@ -7,7 +7,9 @@
 
 #include "src/api.h"
 
+#include "runtime/graph.h"
 #include "runtime/memory.h"
+#include "runtime/strided_copy.h"
 
 namespace xcuda::api {
 
@@ -18,8 +20,18 @@ CUresult check_device_range(const char* function, CUdeviceptr address, size_t by
                             const char* which);
 
 // Resolves the stream, lets `enqueue` put work on it, and waits for it when `synchronous`.
+// On a capturing stream the work becomes a graph node of `kind` instead, so `enqueue` must
+// hold copies of what it needs.
 CUresult submit(const char* function, CUstream handle, bool per_thread, bool synchronous,
-                const std::function<void(runtime::Queue&)>& enqueue);
+                runtime::NodeKind kind, const std::function<void(runtime::Queue&)>& enqueue);
+
+// The checks of cuMemcpy3D and cuMemsetD2D*, for graph nodes that run them later: the
+// copy or fill ready to enqueue.
+CUresult prepare_copy_3d(const char* function, const CUDA_MEMCPY3D& copy,
+                         runtime::StridedCopy& result);
+CUresult prepare_fill_2d(const char* function, CUdeviceptr destination, size_t pitch,
+                         uint32_t pattern, uint32_t pattern_bytes, size_t width, size_t height,
+                         runtime::StridedFill& result);
 
 // Gives memory back to where it came from: its pool, or the backend.
 Status release_memory(const runtime::Allocation& allocation);

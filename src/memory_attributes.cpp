@@ -156,7 +156,8 @@ CUresult prefetch(const char* function, CUdeviceptr address, size_t bytes, CUmem
     return status;
   // Nothing moves: the memory is already where every device can reach it. The stream is still
   // checked, as a real prefetch is queued on it.
-  return api::submit(function, stream, per_thread, false, [&](runtime::Queue&) {
+  return api::submit(function, stream, per_thread, false, runtime::NodeKind::empty,
+                     [=](runtime::Queue&) {
     runtime::memory_registry().update(address, [&](Allocation& allocation) {
       allocation.advice.last_prefetch_location = device;
     });

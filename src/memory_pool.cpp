@@ -2,6 +2,7 @@
 // the memory pools behind them. Memory is handed out at once (the earliest point the stream
 // could need it) and given back to its pool only when the stream reaches the free, so work
 // queued before the free may still use it.
+#include "src/graph.h"
 #include "src/memory.h"
 
 #include "runtime/backend.h"
@@ -33,6 +34,14 @@ CUresult check_pool(const char* function, CUmemoryPool pool) {
   return CUDA_SUCCESS;
 }
 
+// The driver captures these as memory allocation and free nodes, which xcuda does not build.
+CUresult refuse_capture(const char* function, runtime::Stream& stream) {
+  XCUDA_MEMORY_REQUIRE(runtime::capture_info(stream).status == runtime::CaptureStatus::none,
+                       CUDA_ERROR_NOT_SUPPORTED,
+                       "stream-ordered allocation inside stream capture is not supported yet");
+  return CUDA_SUCCESS;
+}
+
 CUresult allocate_from_pool(const char* function, CUdeviceptr* result, size_t bytes,
                             CUmemoryPool handle, CUstream stream_handle, bool per_thread) {
   XCUDA_MEMORY_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
@@ -40,6 +49,7 @@ CUresult allocate_from_pool(const char* function, CUdeviceptr* result, size_t by
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function, stream_handle, per_thread, status);
   if (!stream) return status;
+  if ((status = refuse_capture(function, *stream)) != CUDA_SUCCESS) return status;
   if (handle && (status = check_pool(function, handle)) != CUDA_SUCCESS) return status;
   MemoryPool* pool =
       handle ? as_pool(handle) : runtime::current_memory_pool(stream->context().device());
@@ -58,6 +68,7 @@ CUresult free_async(const char* function, CUdeviceptr address, CUstream stream_h
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function, stream_handle, per_thread, status);
   if (!stream) return status;
+  if ((status = refuse_capture(function, *stream)) != CUDA_SUCCESS) return status;
   auto found = runtime::memory_registry().find(address);
   XCUDA_MEMORY_REQUIRE(
       found && found->owned && found->base == address && found->kind == MemoryKind::device,

@@ -1,5 +1,6 @@
 // Streams: creation, ordering between streams, synchronisation, host callbacks.
 #include "src/api.h"
+#include "src/graph.h"
 
 #include <algorithm>
 #include <cstring>
@@ -32,6 +33,7 @@ CUresult synchronize(const char* function, CUstream handle, bool per_thread) {
   CUresult status;
   Stream* stream = api::resolve_stream(function, handle, per_thread, status);
   if (!stream) return status;
+  if ((status = api::refuse_if_capturing(function, *stream)) != CUDA_SUCCESS) return status;
   Status finished = stream->queue().synchronize();
   if (!finished) {
     stream->context().record_fault(finished.error());
@@ -44,6 +46,7 @@ CUresult query(const char* function, CUstream handle, bool per_thread) {
   CUresult status;
   Stream* stream = api::resolve_stream(function, handle, per_thread, status);
   if (!stream) return status;
+  if ((status = api::refuse_if_capturing(function, *stream)) != CUDA_SUCCESS) return status;
   return stream->queue().idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -55,7 +58,23 @@ CUresult wait_event(const char* function, CUstream handle, CUevent event_handle,
   CUresult status;
   Stream* stream = api::resolve_stream(function, handle, per_thread, status);
   if (!stream) return status;
-  reinterpret_cast<runtime::Event*>(event_handle)->make_stream_wait(*stream);
+  const auto& event = *reinterpret_cast<runtime::Event*>(event_handle);
+  // Inside a capture an external wait is a node of its own; any other wait is an edge of the
+  // graph (a fork or a join).
+  if (flags & CU_EVENT_WAIT_EXTERNAL) {
+    bool captured = false;
+    status = api::capture_work(
+        function, *stream, runtime::NodeKind::event_wait,
+        [event_handle](Stream& target) {
+          if (runtime::live_events().contains(event_handle))
+            reinterpret_cast<runtime::Event*>(event_handle)->make_stream_wait(target);
+        },
+        captured);
+    if (status != CUDA_SUCCESS || captured) return status;
+  }
+  auto joined = runtime::capture_event_wait(event, *stream);
+  if (!joined) return api::fail(function, joined.error());
+  if (!*joined) event.make_stream_wait(*stream);
   return CUDA_SUCCESS;
 }
 
@@ -79,6 +98,7 @@ CUresult add_callback(const char* function, CUstream handle, CUstreamCallback ca
   CUresult status;
   Stream* stream = api::resolve_stream(function, handle, per_thread, status);
   if (!stream) return status;
+  if ((status = api::refuse_if_capturing(function, *stream)) != CUDA_SUCCESS) return status;
   stream->order_for_new_work().host_function(run_stream_callback,
                                              new StreamCallback{callback, handle, user_data});
   return CUDA_SUCCESS;
@@ -90,6 +110,14 @@ CUresult launch_host_function(const char* function, CUstream handle, CUhostFn ho
   CUresult status;
   Stream* stream = api::resolve_stream(function, handle, per_thread, status);
   if (!stream) return status;
+  bool captured = false;
+  status = api::capture_work(
+      function, *stream, runtime::NodeKind::host,
+      [host_function, user_data](Stream& target) {
+        target.queue().host_function(host_function, user_data);
+      },
+      captured);
+  if (status != CUDA_SUCCESS || captured) return status;
   stream->order_for_new_work().host_function(host_function, user_data);
   return CUDA_SUCCESS;
 }
@@ -112,6 +140,7 @@ XCUDA_EXPORT CUresult cuStreamDestroy_v2(CUstream handle) {
   XCUDA_REQUIRE(runtime::live_streams().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live stream");
   Stream* stream = reinterpret_cast<Stream*>(handle);
+  runtime::forget_stream(*stream);
   XCUDA_CHECK_STATUS(stream->context().destroy_stream(stream));
   return CUDA_SUCCESS;
 }

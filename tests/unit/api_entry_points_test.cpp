@@ -112,10 +112,10 @@ TEST(EntryPoints, EverySymbolOfTheTableIsExportedAndCallable) {
 
 TEST(EntryPoints, UnimplementedEntryPointsSayNotSupported) {
   // A stand-in ignores its arguments; calling with none is safe.
-  auto graph_create = reinterpret_cast<CUresult (*)()>(exported("cuGraphCreate"));
-  ASSERT_NE(graph_create, nullptr);
-  EXPECT_EQ(graph_create(), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(graph_create(), CUDA_ERROR_NOT_SUPPORTED);
+  auto create_user_object = reinterpret_cast<CUresult (*)()>(exported("cuUserObjectCreate"));
+  ASSERT_NE(create_user_object, nullptr);
+  EXPECT_EQ(create_user_object(), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(create_user_object(), CUDA_ERROR_NOT_SUPPORTED);
 }
 
 TEST(ExportTables, UnknownTableIsRefused) {
