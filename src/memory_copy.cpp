@@ -1,7 +1,11 @@
 // Rectangular copies and fills: cuMemcpy2D/3D (and their unaligned, async, peer and
 // per-thread forms) and cuMemsetD2D*. Each becomes ONE queued piece of work however many rows
-// it has. CUDA arrays are textures' business and answer CUDA_ERROR_NOT_SUPPORTED for now.
+// it has. A CUDA array side is the array's memory with the array's own pitches.
+#include <tuple>
+
 #include "src/memory.h"
+
+#include "src/array.h"
 
 #include "runtime/strided_copy.h"
 
@@ -42,9 +46,6 @@ bool span_bytes(const StridedRegion& region, const CopySide& side, size_t& offse
 // Where one side's first byte is, after checking that everything the copy touches there exists.
 CUresult resolve_side(const char* function, const StridedRegion& region, const CopySide& side,
                       const char* which, const unsigned char*& result) {
-  if (side.type == CU_MEMORYTYPE_ARRAY)
-    return api::fail(function, CUDA_ERROR_NOT_SUPPORTED,
-                     fmt::format("{} is a CUDA array; arrays are not supported yet", which));
   XCUDA_MEMORY_REQUIRE(side.type == CU_MEMORYTYPE_HOST || side.type == CU_MEMORYTYPE_DEVICE ||
                            side.type == CU_MEMORYTYPE_UNIFIED,
                        CUDA_ERROR_INVALID_VALUE,
@@ -80,11 +81,30 @@ CUresult resolve_side(const char* function, const StridedRegion& region, const C
   return CUDA_SUCCESS;
 }
 
-CUresult copy_region(const char* function, const CopyShape& shape, CUstream stream, bool per_thread,
-                     bool synchronous) {
-  if (shape.region.width == 0 || shape.region.height == 0 || shape.region.depth == 0)
-    return CUDA_SUCCESS;
-  runtime::StridedCopy copy;
+// An array side becomes the (host) memory behind it, at the copy's origin.
+CUresult bind_array(const char* function, const StridedRegion& region, CopySide& side,
+                    const char* which) {
+  if (side.type != CU_MEMORYTYPE_ARRAY) return CUDA_SUCCESS;
+  api::ArrayWindow window;
+  if (CUresult status = api::locate_array_region(function, side.array, side.x, side.y, side.z,
+                                                 region, which, window);
+      status != CUDA_SUCCESS)
+    return status;
+  side = CopySide{CU_MEMORYTYPE_HOST, window.start, 0, nullptr, nullptr, 0, 0, 0,
+                  window.row_pitch, window.rows_per_slice};
+  return CUDA_SUCCESS;
+}
+
+// Checks both sides of a non-empty copy and describes it as one strided copy.
+CUresult prepare_copy(const char* function, const CopyShape& requested,
+                      runtime::StridedCopy& copy) {
+  CopyShape shape = requested;
+  if (CUresult status = bind_array(function, shape.region, shape.source, "source");
+      status != CUDA_SUCCESS)
+    return status;
+  if (CUresult status = bind_array(function, shape.region, shape.destination, "destination");
+      status != CUDA_SUCCESS)
+    return status;
   copy.region = shape.region;
   const unsigned char* destination = nullptr;
   if (CUresult status = resolve_side(function, shape.region, shape.source, "source", copy.source);
@@ -99,8 +119,20 @@ CUresult copy_region(const char* function, const CopyShape& shape, CUstream stre
   copy.source_slice_pitch = shape.source.pitch * shape.source.height;
   copy.destination_pitch = shape.destination.pitch;
   copy.destination_slice_pitch = shape.destination.pitch * shape.destination.height;
-  return api::submit(function, stream, per_thread, synchronous,
-                     [&](runtime::Queue& queue) { runtime::enqueue(queue, copy); });
+  return CUDA_SUCCESS;
+}
+
+bool is_empty(const StridedRegion& region) {
+  return region.width == 0 || region.height == 0 || region.depth == 0;
+}
+
+CUresult copy_region(const char* function, const CopyShape& shape, CUstream stream, bool per_thread,
+                     bool synchronous) {
+  if (is_empty(shape.region)) return CUDA_SUCCESS;
+  runtime::StridedCopy copy;
+  if (CUresult status = prepare_copy(function, shape, copy); status != CUDA_SUCCESS) return status;
+  return api::submit(function, stream, per_thread, synchronous, runtime::NodeKind::memcpy,
+                     [=](runtime::Queue& queue) { runtime::enqueue(queue, copy); });
 }
 
 CUresult copy_2d(const char* function, const CUDA_MEMCPY2D* copy, CUstream stream, bool per_thread,
@@ -116,19 +148,25 @@ CUresult copy_2d(const char* function, const CUDA_MEMCPY2D* copy, CUstream strea
 
 // CUDA_MEMCPY3D and CUDA_MEMCPY3D_PEER differ only in the peer form's two contexts.
 template <class Descriptor>
+CopyShape shape_3d(const Descriptor& copy, CUcontext source_context,
+                   CUcontext destination_context) {
+  return CopyShape{
+      {copy.WidthInBytes, copy.Height, copy.Depth},
+      {copy.srcMemoryType, copy.srcHost, copy.srcDevice, copy.srcArray, source_context,
+       copy.srcXInBytes, copy.srcY, copy.srcZ, copy.srcPitch, copy.srcHeight},
+      {copy.dstMemoryType, copy.dstHost, copy.dstDevice, copy.dstArray, destination_context,
+       copy.dstXInBytes, copy.dstY, copy.dstZ, copy.dstPitch, copy.dstHeight}};
+}
+
+template <class Descriptor>
 CUresult copy_3d(const char* function, const Descriptor* copy, CUcontext source_context,
                  CUcontext destination_context, CUstream stream, bool per_thread,
                  bool synchronous) {
   XCUDA_MEMORY_REQUIRE(copy, CUDA_ERROR_INVALID_VALUE, "copy descriptor is null");
   XCUDA_MEMORY_REQUIRE(copy->srcLOD == 0 && copy->dstLOD == 0, CUDA_ERROR_INVALID_VALUE,
                        "mipmap levels must be 0");
-  CopyShape shape{
-      {copy->WidthInBytes, copy->Height, copy->Depth},
-      {copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcArray, source_context,
-       copy->srcXInBytes, copy->srcY, copy->srcZ, copy->srcPitch, copy->srcHeight},
-      {copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstArray, destination_context,
-       copy->dstXInBytes, copy->dstY, copy->dstZ, copy->dstPitch, copy->dstHeight}};
-  return copy_region(function, shape, stream, per_thread, synchronous);
+  return copy_region(function, shape_3d(*copy, source_context, destination_context), stream,
+                     per_thread, synchronous);
 }
 
 CUresult copy_3d(const char* function, const CUDA_MEMCPY3D* copy, CUstream stream, bool per_thread,
@@ -160,16 +198,52 @@ CUresult copy_peer(const char* function, CUdeviceptr destination, CUcontext dest
   return copy_region(function, shape, stream, per_thread, synchronous);
 }
 
-CUresult fill_2d(const char* function, CUdeviceptr destination, size_t pitch, uint32_t pattern,
-                 uint32_t pattern_bytes, size_t width, size_t height, CUstream stream,
-                 bool per_thread, bool synchronous) {
-  if (width == 0 || height == 0) return CUDA_SUCCESS;
+// One end of cuMemcpyHtoA and friends: host or device memory, or an array at a byte offset
+// (counted through its rows in order).
+struct LinearEnd {
+  CUmemorytype type;
+  const void* host;
+  CUdeviceptr device;
+  CUarray array;
+  size_t offset;
+};
+
+CUresult copy_with_array(const char* function, LinearEnd destination, LinearEnd source,
+                         size_t bytes, CUstream stream, bool per_thread, bool synchronous) {
+  CopyShape shape{{bytes, 1, 1}, {}, {}};
+  for (auto [end, side, which] : {std::tuple{&source, &shape.source, "source"},
+                                  std::tuple{&destination, &shape.destination, "destination"}}) {
+    *side = CopySide{end->type, end->host, end->device, nullptr, nullptr, 0, 0, 0, bytes, 1};
+    if (end->type != CU_MEMORYTYPE_ARRAY) continue;
+    unsigned char* start = nullptr;
+    if (CUresult status = api::locate_array_bytes(function, end->array, end->offset, bytes, which,
+                                                  start);
+        status != CUDA_SUCCESS)
+      return status;
+    side->type = CU_MEMORYTYPE_HOST;
+    side->host = start;
+  }
+  return copy_region(function, shape, stream, per_thread, synchronous);
+}
+
+LinearEnd host_end(const void* pointer) {
+  return {CU_MEMORYTYPE_HOST, pointer, 0, nullptr, 0};
+}
+LinearEnd device_end(CUdeviceptr pointer) {
+  return {CU_MEMORYTYPE_DEVICE, nullptr, pointer, nullptr, 0};
+}
+LinearEnd array_end(CUarray array, size_t offset) {
+  return {CU_MEMORYTYPE_ARRAY, nullptr, 0, array, offset};
+}
+
+CUresult prepare_fill(const char* function, CUdeviceptr destination, size_t pitch,
+                      uint32_t pattern, uint32_t pattern_bytes, size_t width, size_t height,
+                      runtime::StridedFill& fill) {
   XCUDA_MEMORY_REQUIRE(destination % pattern_bytes == 0 && pitch % pattern_bytes == 0,
                        CUDA_ERROR_INVALID_VALUE,
                        "destination and pitch must be aligned to the element size");
   XCUDA_MEMORY_REQUIRE(width <= SIZE_MAX / pattern_bytes, CUDA_ERROR_INVALID_VALUE,
                        "the row does not fit in the address space");
-  runtime::StridedFill fill;
   fill.region = StridedRegion{width * pattern_bytes, height, 1};
   CopySide side{
       CU_MEMORYTYPE_DEVICE, nullptr, destination, nullptr, nullptr, 0, 0, 0, pitch, height};
@@ -181,11 +255,46 @@ CUresult fill_2d(const char* function, CUdeviceptr destination, size_t pitch, ui
   fill.destination_pitch = pitch;
   fill.pattern = pattern;
   fill.pattern_bytes = pattern_bytes;
-  return api::submit(function, stream, per_thread, synchronous,
-                     [&](runtime::Queue& queue) { runtime::enqueue(queue, fill); });
+  return CUDA_SUCCESS;
+}
+
+CUresult fill_2d(const char* function, CUdeviceptr destination, size_t pitch, uint32_t pattern,
+                 uint32_t pattern_bytes, size_t width, size_t height, CUstream stream,
+                 bool per_thread, bool synchronous) {
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  runtime::StridedFill fill;
+  if (CUresult status =
+          prepare_fill(function, destination, pitch, pattern, pattern_bytes, width, height, fill);
+      status != CUDA_SUCCESS)
+    return status;
+  return api::submit(function, stream, per_thread, synchronous, runtime::NodeKind::memset,
+                     [=](runtime::Queue& queue) { runtime::enqueue(queue, fill); });
 }
 
 }  // namespace
+
+CUresult api::prepare_copy_3d(const char* function, const CUDA_MEMCPY3D& copy,
+                              runtime::StridedCopy& result) {
+  XCUDA_MEMORY_REQUIRE(copy.srcLOD == 0 && copy.dstLOD == 0, CUDA_ERROR_INVALID_VALUE,
+                       "mipmap levels must be 0");
+  CopyShape shape = shape_3d(copy, nullptr, nullptr);
+  if (is_empty(shape.region)) {
+    result = runtime::StridedCopy{};
+    return CUDA_SUCCESS;
+  }
+  return prepare_copy(function, shape, result);
+}
+
+CUresult api::prepare_fill_2d(const char* function, CUdeviceptr destination, size_t pitch,
+                              uint32_t pattern, uint32_t pattern_bytes, size_t width,
+                              size_t height, runtime::StridedFill& result) {
+  if (width == 0 || height == 0) {
+    result = runtime::StridedFill{};
+    return CUDA_SUCCESS;
+  }
+  return prepare_fill(function, destination, pitch, pattern, pattern_bytes, width, height,
+                      result);
+}
 
 // The _ptds/_ptsz variants differ only in what stream 0 means.
 XCUDA_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
@@ -285,3 +394,76 @@ XCUDA_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr destination, CUcontext 
 XCUDA_FILL_2D_ENTRY_POINTS(8, unsigned char)
 XCUDA_FILL_2D_ENTRY_POINTS(16, unsigned short)
 XCUDA_FILL_2D_ENTRY_POINTS(32, unsigned int)
+
+// Copies between linear memory and arrays, and between arrays.
+XCUDA_EXPORT CUresult cuMemcpyHtoA_v2(CUarray destination, size_t offset, const void* source,
+                                      size_t bytes) {
+  return copy_with_array(__func__, array_end(destination, offset), host_end(source), bytes,
+                         nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyHtoA_v2_ptds(CUarray destination, size_t offset, const void* source,
+                                           size_t bytes) {
+  return copy_with_array(__func__, array_end(destination, offset), host_end(source), bytes,
+                         nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray destination, size_t offset, const void* source,
+                                           size_t bytes, CUstream stream) {
+  return copy_with_array(__func__, array_end(destination, offset), host_end(source), bytes, stream,
+                         false, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray destination, size_t offset,
+                                                const void* source, size_t bytes,
+                                                CUstream stream) {
+  return copy_with_array(__func__, array_end(destination, offset), host_end(source), bytes, stream,
+                         true, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoH_v2(void* destination, CUarray source, size_t offset,
+                                      size_t bytes) {
+  return copy_with_array(__func__, host_end(destination), array_end(source, offset), bytes,
+                         nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoH_v2_ptds(void* destination, CUarray source, size_t offset,
+                                           size_t bytes) {
+  return copy_with_array(__func__, host_end(destination), array_end(source, offset), bytes,
+                         nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoHAsync_v2(void* destination, CUarray source, size_t offset,
+                                           size_t bytes, CUstream stream) {
+  return copy_with_array(__func__, host_end(destination), array_end(source, offset), bytes, stream,
+                         false, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoHAsync_v2_ptsz(void* destination, CUarray source, size_t offset,
+                                                size_t bytes, CUstream stream) {
+  return copy_with_array(__func__, host_end(destination), array_end(source, offset), bytes, stream,
+                         true, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoA_v2(CUarray destination, size_t offset, CUdeviceptr source,
+                                      size_t bytes) {
+  return copy_with_array(__func__, array_end(destination, offset), device_end(source), bytes,
+                         nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyDtoA_v2_ptds(CUarray destination, size_t offset, CUdeviceptr source,
+                                           size_t bytes) {
+  return copy_with_array(__func__, array_end(destination, offset), device_end(source), bytes,
+                         nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoD_v2(CUdeviceptr destination, CUarray source, size_t offset,
+                                      size_t bytes) {
+  return copy_with_array(__func__, device_end(destination), array_end(source, offset), bytes,
+                         nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr destination, CUarray source, size_t offset,
+                                           size_t bytes) {
+  return copy_with_array(__func__, device_end(destination), array_end(source, offset), bytes,
+                         nullptr, true, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoA_v2(CUarray destination, size_t destination_offset,
+                                      CUarray source, size_t source_offset, size_t bytes) {
+  return copy_with_array(__func__, array_end(destination, destination_offset),
+                         array_end(source, source_offset), bytes, nullptr, false, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyAtoA_v2_ptds(CUarray destination, size_t destination_offset,
+                                           CUarray source, size_t source_offset, size_t bytes) {
+  return copy_with_array(__func__, array_end(destination, destination_offset),
+                         array_end(source, source_offset), bytes, nullptr, true, true);
+}
