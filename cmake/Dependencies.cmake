@@ -15,3 +15,13 @@ pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
+
+# AMDGPU code objects: lld's ELF driver links them in-process. Debian ships lld only as static PIC
+# archives, which need zlib and zstd. The ROCm device libraries (ocml bitcode) give AMDGPU code its
+# C library functions; comgr reads code-object metadata back in tests/amdgpu.
+find_library(LLD_ELF_LIBRARY lldELF HINTS ${LLVM_LIBRARY_DIRS} NO_DEFAULT_PATH REQUIRED)
+find_library(LLD_COMMON_LIBRARY lldCommon HINTS ${LLVM_LIBRARY_DIRS} NO_DEFAULT_PATH REQUIRED)
+add_library(xcuda_lld INTERFACE)
+target_link_libraries(xcuda_lld INTERFACE ${LLD_ELF_LIBRARY} ${LLD_COMMON_LIBRARY} xcuda_llvm z zstd)
+find_path(ROCM_DEVICE_LIBS ocml.bc PATHS /usr/lib/x86_64-linux-gnu/amdgcn/bitcode /opt/rocm/amdgcn/bitcode REQUIRED)
+find_package(amd_comgr CONFIG REQUIRED)

@@ -1,5 +1,5 @@
 // The one interface every execution target implements: the host CPU (runtime/host/) and AMD
-// GPUs through HIP (runtime/hip/, later). Contexts, streams and modules above it are
+// GPUs through HIP (runtime/hip/). Contexts, streams and modules above it are
 // target-neutral; everything that touches a real device or machine code sits below it.
 #pragma once
 
@@ -72,6 +72,13 @@ class Backend {
   virtual Expected<std::unique_ptr<LoadedModule>> load_module(int device,
                                                               ptx::CompileResult compiled) = 0;
   virtual ptx::Target compile_target() const = 0;
+  // What every compile of a module for `device` starts from; the code cache keys on all of it.
+  // A GPU backend names the device's processor and the code object its runtime reads.
+  virtual ptx::CompileOptions compile_options(int /*device*/) const {
+    ptx::CompileOptions options;
+    options.target = compile_target();
+    return options;
+  }
 };
 
 // The backend chosen by XCUDA_BACKEND (auto: HIP where an AMD GPU answers, else host).

@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "runtime/hip/hip_errors.h"
+#include "runtime/hip/hip_module.h"
 #include "runtime/hip/hip_queue.h"
 #include "runtime/log.h"
 
@@ -30,11 +31,17 @@ std::vector<int> choose_ordinals(const std::vector<int>& device_map, int hip_dev
 
 }  // namespace
 
+int code_object_version_for(int hip_runtime_version) {
+  constexpr int rocm_5_3 = 50300000;
+  return hip_runtime_version < rocm_5_3 ? 4 : 5;
+}
+
 HipBackend::HipBackend(HipFunctions functions, std::vector<HipDeviceDescription> devices,
-                       std::vector<int> hip_ordinals)
+                       std::vector<int> hip_ordinals, int code_object_version)
     : functions_(std::move(functions)),
       devices_(std::move(devices)),
-      hip_ordinals_(std::move(hip_ordinals)) {}
+      hip_ordinals_(std::move(hip_ordinals)),
+      code_object_version_(code_object_version) {}
 
 const DeviceProperties& HipBackend::properties(int device) const {
   static const DeviceProperties unknown;
@@ -77,15 +84,21 @@ std::unique_ptr<Queue> HipBackend::create_queue(int device) {
   return HipQueue::create(functions_, *ordinal);
 }
 
-Expected<std::unique_ptr<LoadedModule>> HipBackend::load_module(int device, ptx::CompileResult) {
+ptx::CompileOptions HipBackend::compile_options(int device) const {
+  ptx::CompileOptions options;
+  options.target = ptx::Target::amdgpu;
+  options.code_object_version = code_object_version_;
+  if (device >= 0 && device < device_count())
+    options.amdgpu_processor =
+        processor_of(devices_[static_cast<size_t>(device)].architecture_name);
+  return options;
+}
+
+Expected<std::unique_ptr<LoadedModule>> HipBackend::load_module(int device,
+                                                                ptx::CompileResult compiled) {
   Expected<int> ordinal = hip_ordinal(device);
   if (!ordinal) return ordinal.error();
-  const HipDeviceDescription& described = devices_[static_cast<size_t>(device)];
-  return make_error(ErrorCode::not_supported,
-                    fmt::format("device {} is {} (wave{}): running kernels on it needs an AMDGPU "
-                                "code object for {}, which the PTX compiler cannot produce yet",
-                                device, described.properties.name, described.wavefront_size,
-                                processor_of(described.architecture_name)));
+  return load_code_object(functions_, *ordinal, compiled.object, std::move(compiled.module));
 }
 
 Expected<std::unique_ptr<HipBackend>> open_hip_backend(HipFunctions functions,
@@ -97,11 +110,13 @@ Expected<std::unique_ptr<HipBackend>> open_hip_backend(HipFunctions functions,
       !status)
     return status.error();
   if (count <= 0) return make_error(ErrorCode::not_found, "HIP reports no device");
-  // ROCm before 5.3 reads only code object v4; the compiler will need this to choose.
+  // A runtime that cannot say its version stays at 0 and gets code object v4, the version
+  // every ROCm from 5.0 on reads.
   int runtime_version = 0;
   (void)functions.runtime_get_version(&runtime_version);
-  logger().info("HIP: {}, runtime version {}, {} devices", functions.library, runtime_version,
-                count);
+  int code_object_version = code_object_version_for(runtime_version);
+  logger().info("HIP: {}, runtime version {}, {} devices, code object v{}", functions.library,
+                runtime_version, count, code_object_version);
   std::vector<int> ordinals = choose_ordinals(options.device_map, count);
   std::vector<HipDeviceDescription> devices;
   for (int ordinal : ordinals) {
@@ -113,12 +128,12 @@ Expected<std::unique_ptr<HipBackend>> open_hip_backend(HipFunctions functions,
     devices.push_back(std::move(*described));
   }
   return std::make_unique<HipBackend>(std::move(functions), std::move(devices),
-                                      std::move(ordinals));
+                                      std::move(ordinals), code_object_version);
 }
 
 std::unique_ptr<HipBackend> make_deviceless_hip_backend() {
   return std::make_unique<HipBackend>(HipFunctions{}, std::vector<HipDeviceDescription>{},
-                                      std::vector<int>{});
+                                      std::vector<int>{}, code_object_version_for(0));
 }
 
 }  // namespace xcuda::runtime::hip

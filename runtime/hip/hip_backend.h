@@ -18,11 +18,17 @@ struct HipBackendOptions {
   std::vector<int> device_map;
 };
 
+// The AMDGPU code object version a HIP runtime of this hipRuntimeGetVersion reads best (major *
+// 10000000 + minor * 100000 + patch; HIP's version is ROCm's): 4 before ROCm 5.3, which cannot
+// read 5, else 5.
+int code_object_version_for(int hip_runtime_version);
+
 class HipBackend final : public Backend {
  public:
-  // `devices[i]` describes HIP device `hip_ordinals[i]`, seen as CUDA device i.
+  // `devices[i]` describes HIP device `hip_ordinals[i]`, seen as CUDA device i; modules for them
+  // are compiled to code objects of `code_object_version`.
   HipBackend(HipFunctions functions, std::vector<HipDeviceDescription> devices,
-             std::vector<int> hip_ordinals);
+             std::vector<int> hip_ordinals, int code_object_version);
 
   std::string_view name() const override { return "hip"; }
   int device_count() const override { return static_cast<int>(devices_.size()); }
@@ -35,12 +41,12 @@ class HipBackend final : public Backend {
 
   // Null for an unknown device or when HIP refuses a stream.
   std::unique_ptr<Queue> create_queue(int device) override;
-  // Fails with not_supported until the compiler has AMDGPU targets: `compiled` holds an object
-  // for the host then. With one, this becomes load_code_object(...) for the device's processor.
+  // `compiled` holds a code object compiled with compile_options(device).
   Expected<std::unique_ptr<LoadedModule>> load_module(int device,
                                                       ptx::CompileResult compiled) override;
-  // The only target the compiler has; see load_module.
-  ptx::Target compile_target() const override { return ptx::Target::host; }
+  ptx::Target compile_target() const override { return ptx::Target::amdgpu; }
+  // An unknown device gets the compiler's default processor: loading for it fails anyway.
+  ptx::CompileOptions compile_options(int device) const override;
 
  private:
   // HIP's ordinal for a CUDA ordinal, or invalid_value.
@@ -49,6 +55,7 @@ class HipBackend final : public Backend {
   HipFunctions functions_;
   std::vector<HipDeviceDescription> devices_;
   std::vector<int> hip_ordinals_;
+  int code_object_version_;
 };
 
 // Initialises HIP and describes the devices the map selects. Fails, saying why, when HIP does

@@ -21,8 +21,16 @@ std::string dimensions(const int (&extent)[3]) {
          std::to_string(extent[2]);
 }
 
-void print_device(int device, const runtime::DeviceProperties& properties) {
+std::string describe_target(const ptx::CompileOptions& options) {
+  if (options.target == ptx::Target::host) return "host CPU";
+  return "amdgpu " + options.amdgpu_processor + ", code object v" +
+         std::to_string(options.code_object_version);
+}
+
+void print_device(int device, const runtime::Backend& backend) {
+  const runtime::DeviceProperties& properties = backend.properties(device);
   std::cout << "device " << device << ": " << properties.name << "\n";
+  line("compiles for", describe_target(backend.compile_options(device)));
   line("compute capability", std::to_string(properties.compute_major) + "." +
                                  std::to_string(properties.compute_minor) + " (XCUDA_CC)");
   line("multiprocessors", std::to_string(properties.multiprocessor_count));
@@ -62,7 +70,7 @@ int info() {
   auto& backend = runtime::backend();
   std::cout << "backend: " << backend.name() << "\n";
   for (int device = 0; device < backend.device_count(); ++device)
-    print_device(device, backend.properties(device));
+    print_device(device, backend);
   print_cache();
   return 0;
 }

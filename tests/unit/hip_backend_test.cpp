@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 #include "hip_fake_runtime.h"
+#include "runtime/code_cache.h"
 #include "runtime/hip/hip_backend.h"
 #include "runtime/hip/hip_module.h"
 #include "runtime/hip/hip_properties.h"
@@ -277,13 +279,66 @@ TEST_F(HipBackendTest, BadCodeObjectIsAnInvalidImage) {
   EXPECT_EQ(module.error().code, ErrorCode::invalid_image);
 }
 
-TEST_F(HipBackendTest, ModulesWaitForTheAmdgpuCompiler) {
+TEST_F(HipBackendTest, CompilesForEachDevicesProcessor) {
   auto backend = open();
-  auto loaded = backend->load_module(0, ptx::CompileResult{});
-  ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.error().code, ErrorCode::not_supported);
-  EXPECT_NE(loaded.error().message.find("gfx90a"), std::string::npos);
-  EXPECT_NE(loaded.error().message.find("wave64"), std::string::npos);
+  EXPECT_EQ(backend->compile_target(), ptx::Target::amdgpu);
+  ptx::CompileOptions first = backend->compile_options(0);
+  EXPECT_EQ(first.target, ptx::Target::amdgpu);
+  EXPECT_EQ(first.amdgpu_processor, "gfx90a");
+  EXPECT_EQ(first.code_object_version, 5);  // the fake says ROCm 6.0
+  ptx::CompileOptions second = backend->compile_options(1);
+  EXPECT_EQ(second.amdgpu_processor, "gfx1100");
+  EXPECT_NE(CodeCache::key("", first), CodeCache::key("", second));
+  second.amdgpu_processor = first.amdgpu_processor;
+  second.code_object_version = 4;
+  EXPECT_NE(CodeCache::key("", first), CodeCache::key("", second));
+}
+
+TEST_F(HipBackendTest, RocmBefore5Point3GetsCodeObjectV4) {
+  EXPECT_EQ(code_object_version_for(50221151), 4);  // HIP 5.2.21151: ROCm 5.2
+  EXPECT_EQ(code_object_version_for(50300000), 5);
+  EXPECT_EQ(code_object_version_for(70000000), 5);
+  EXPECT_EQ(code_object_version_for(0), 4);  // a runtime that cannot say
+  fake::fake_hip().runtime_version = 50200000;
+  EXPECT_EQ(open()->compile_options(0).code_object_version, 4);
+}
+
+TEST_F(HipBackendTest, ModuleLoadsTheCodeObjectCompiledForTheDevice) {
+  fake::fake_hip().runtime_version = 50200000;
+  auto backend = open();
+  // The fake's module defines one kernel, `scale`.
+  constexpr std::string_view scale_ptx = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry scale(.param .u64 data, .param .f32 factor)
+{
+  .reg .b64 %rd<3>;
+  .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [data];
+  ld.param.f32 %f1, [factor];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.global.f32 %f2, [%rd2];
+  mul.f32 %f3, %f2, %f1;
+  st.global.f32 [%rd2], %f3;
+  ret;
+}
+)";
+  ptx::CompileResult compiled = ptx::compile(scale_ptx, backend->compile_options(0));
+  ASSERT_TRUE(compiled.ok()) << compiled.diagnostics.front().to_string();
+  auto module = backend->load_module(0, std::move(compiled));
+  ASSERT_TRUE(module.ok()) << module.error().message;
+  ASSERT_EQ(fake::fake_hip().elf_headers.size(), 1u);
+  const fake::ElfHeader& elf = fake::fake_hip().elf_headers[0];
+  EXPECT_EQ(elf.machine, fake::elf_machine_amdgpu);
+  constexpr uint32_t mach_mask = 0xff, mach_gfx90a = 0x3f;  // EF_AMDGPU_MACH_AMDGCN_GFX90A
+  EXPECT_EQ(elf.flags & mach_mask, mach_gfx90a);
+  EXPECT_EQ(elf.abi_version, 2);  // ELFABIVERSION_AMDGPU_HSA_V4
+  auto kernel = (*module)->kernel(fake::kernel_name);
+  ASSERT_TRUE(kernel.ok()) << kernel.error().message;
+  EXPECT_EQ((*kernel)->info().parameters.size(), 2u);
+  EXPECT_TRUE(fake::was_called("hipModuleGetFunction 0"));
   EXPECT_EQ(backend->load_module(3, ptx::CompileResult{}).error().code, ErrorCode::invalid_value);
 }
 

@@ -1,5 +1,7 @@
 #include "hip_fake_runtime.h"
 
+#include <elf.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -33,7 +35,7 @@ int get_device_count(int* count) {
 }
 
 int runtime_get_version(int* version) {
-  *version = 60000000;
+  *version = state.runtime_version;
   return hip_success;
 }
 
@@ -150,8 +152,21 @@ int stream_add_callback(HipStream stream, void (*callback)(HipStream, int, void*
   return note("hipStreamAddCallback");
 }
 
+// Reads no further than the ELF header, and that only behind ELF's magic: hipModuleLoadData
+// gets no size, and the fake code object is shorter than a header.
+bool record_amdgpu_elf(const void* image) {
+  if (std::memcmp(image, ELFMAG, SELFMAG) != 0) return false;
+  Elf64_Ehdr header;
+  std::memcpy(&header, image, sizeof header);
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_machine != elf_machine_amdgpu)
+    return false;
+  state.elf_headers.push_back({header.e_machine, header.e_flags, header.e_ident[EI_ABIVERSION]});
+  return true;
+}
+
 int module_load_data(HipModule* module, const void* image) {
-  if (std::memcmp(image, code_object.c_str(), code_object.size() + 1) != 0)
+  if (!record_amdgpu_elf(image) &&
+      std::memcmp(image, code_object.c_str(), code_object.size() + 1) != 0)
     return note("hipModuleLoadData", hip_error_invalid_image);
   *module = &module_tag;
   return note("hipModuleLoadData");

@@ -13,8 +13,9 @@
 
 namespace xcuda::runtime::hip::fake {
 
-// The image hipModuleLoadData accepts; anything else is an invalid image.
+// The images hipModuleLoadData accepts, this or an AMDGPU ELF; anything else is an invalid image.
 inline const std::string code_object = "fake AMDGPU code object";
+constexpr uint16_t elf_machine_amdgpu = 224;  // EM_AMDGPU
 // The one kernel and the one global the fake module defines.
 inline const std::string kernel_name = "scale";
 inline const std::string global_name = "table";
@@ -33,7 +34,15 @@ struct Launch {
   std::vector<uint8_t> parameters;
 };
 
+// What an AMDGPU ELF's header says it was built for.
+struct ElfHeader {
+  uint16_t machine = 0;
+  uint32_t flags = 0;       // EF_AMDGPU_MACH_* in the low byte
+  uint8_t abi_version = 0;  // 2 for code object v4, 3 for v5
+};
+
 struct FakeHip {
+  int runtime_version = 60000000;  // hipRuntimeGetVersion: ROCm 6.0
   int init_result = hip_success;
   int malloc_result = hip_success;
   int launch_result = hip_success;
@@ -42,6 +51,7 @@ struct FakeHip {
   std::vector<std::string> calls;  // "hipMalloc 1" and the like: name and current device
   std::map<void*, size_t> allocations;
   std::vector<Launch> launches;
+  std::vector<ElfHeader> elf_headers;  // of every ELF hipModuleLoadData took, in order
   uint8_t global_storage[16] = {};
 };
 

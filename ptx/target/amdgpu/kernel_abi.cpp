@@ -1,0 +1,77 @@
+// The kernel ABI: an amdgpu_kernel per .entry whose explicit kernarg segment is the PTX parameter
+// buffer. Each parameter is a by-reference argument of its size and alignment, so LLVM places it
+// at its .param offset and the code object's metadata lists it there, which is what the HIP
+// runtime packs hipModuleLaunchKernel's arguments by.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
+#include <llvm/IR/Module.h>
+
+#include "lower/intrinsics.h"
+#include "target/amdgpu/amdgpu_target.h"
+
+namespace xcuda::ptx::amdgpu {
+namespace {
+
+constexpr unsigned constant_address_space = 4;  // where the kernarg segment lives
+
+void set_block_size_attributes(llvm::Function& kernel, const KernelInfo& info) {
+  if (info.max_threads_per_block == 0) return;
+  // The flat work-group size bounds the registers each thread may use, as .maxntid does on NVIDIA.
+  std::string bounds = std::to_string(info.max_threads_per_block);
+  bool required = info.required_block[0] != 0;
+  kernel.addFnAttr("amdgpu-flat-work-group-size", (required ? bounds : std::string("1")) + "," + bounds);
+  if (!required) return;
+  llvm::LLVMContext& context = kernel.getContext();
+  llvm::Metadata* sizes[3];
+  for (uint32_t axis = 0; axis < 3; ++axis)
+    sizes[axis] = llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), info.required_block[axis]));
+  kernel.setMetadata("reqd_work_group_size", llvm::MDNode::get(context, sizes));
+}
+
+void form_kernel(llvm::Function& body, const KernelInfo& info) {
+  llvm::Module& module = *body.getParent();
+  llvm::LLVMContext& context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto* kernarg_pointer = builder.getPtrTy(constant_address_space);
+  std::vector<llvm::Type*> arguments(info.parameters.size(), kernarg_pointer);
+  auto* type = llvm::FunctionType::get(builder.getVoidTy(), arguments, false);
+  auto* kernel = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, info.name, module);
+  kernel->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
+  kernel->setVisibility(llvm::GlobalValue::ProtectedVisibility);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t index = 0; index < info.parameters.size(); ++index) {
+    const ParameterInfo& parameter = info.parameters[index];
+    kernel->addParamAttr(static_cast<unsigned>(index),
+                         llvm::Attribute::getWithByRefType(context, llvm::ArrayType::get(builder.getInt8Ty(), parameter.size)));
+    kernel->addParamAttr(static_cast<unsigned>(index),
+                         llvm::Attribute::getWithAlignment(context, llvm::Align(std::max<uint32_t>(parameter.alignment, 1))));
+  }
+  set_block_size_attributes(*kernel, info);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
+  // The body reads parameters at their .param offsets from one pointer: the segment's start.
+  llvm::Value* segment = builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_kernarg_segment_ptr, {}, {});
+  llvm::Value* parameters = builder.CreateAddrSpaceCast(segment, builder.getPtrTy());
+  // No target intrinsic reads the thread context: every value it would hold comes from the
+  // hardware.
+  builder.CreateCall(&body, {llvm::ConstantPointerNull::get(builder.getPtrTy()), parameters});
+  builder.CreateRetVoid();
+  body.setLinkage(llvm::GlobalValue::InternalLinkage);
+  body.addFnAttr(llvm::Attribute::AlwaysInline);
+}
+
+}  // namespace
+
+void form_kernels(llvm::Module& module, const ModuleInfo& info) {
+  llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
+  if (kernels == nullptr) return;
+  std::vector<std::pair<llvm::Function*, std::string>> entries;
+  for (llvm::MDNode* node : kernels->operands())
+    entries.emplace_back(llvm::cast<llvm::Function>(llvm::cast<llvm::ValueAsMetadata>(node->getOperand(0))->getValue()),
+                         llvm::cast<llvm::MDString>(node->getOperand(1))->getString().str());
+  kernels->eraseFromParent();
+  for (const auto& [body, name] : entries)
+    for (const KernelInfo& kernel : info.kernels)
+      if (kernel.name == name) form_kernel(*body, kernel);
+}
+
+}  // namespace xcuda::ptx::amdgpu
