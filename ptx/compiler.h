@@ -53,12 +53,22 @@ struct ModuleInfo {
   std::vector<GlobalInfo> globals;
 };
 
-enum class Target { host };
+enum class Target { host, amdgpu };
 
 struct CompileOptions {
   Target target = Target::host;
   std::string file_name = "<ptx>";  // used in diagnostics
   int optimization_level = 3;       // 0..3
+  // Target::amdgpu: the processor (gfx1100, gfx90a, ...; wave32 on gfx10+, wave64 before) and
+  // the code object version, 5 or 4 (what ROCm before 5.3 reads). The object is then a linked
+  // code object for hipModuleLoadData.
+  std::string amdgpu_processor = "gfx90a";
+  int code_object_version = 5;
+  // The .entry kernels to compile, with the functions they reach; empty compiles them all. Lazy
+  // loading compiles one kernel at a time, so a launch never waits for the module's others.
+  std::vector<std::string> kernels;
+  // When set, the LLVM IR goes to PREFIX.unoptimized.ll and PREFIX.optimized.ll (XCUDA_DUMP_DIR).
+  std::string ir_dump_prefix;
 };
 
 struct CompileResult {
@@ -70,5 +80,9 @@ struct CompileResult {
 
 // Thread-safe: the runtime may compile several modules at once.
 CompileResult compile(std::string_view ptx_text, const CompileOptions& options);
+
+// The front end only (parse, check, lay out): every kernel's and global's description and every
+// problem in the text, but no object. What loading a module needs before anything is launched.
+CompileResult scan(std::string_view ptx_text, const CompileOptions& options);
 
 }  // namespace xcuda::ptx

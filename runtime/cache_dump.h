@@ -1,15 +1,23 @@
-// XCUDA_DUMP_DIR: every loaded module's PTX and object, named by its cache key, so that what
-// ran can be inspected (and a suspect object disassembled) after the fact.
+// XCUDA_DUMP_DIR: every loaded module's PTX, and for each unit compiled from it (one kernel, or
+// the whole module) the object and the LLVM IR before and after optimisation, all named by the
+// module's hash, so that what ran can be inspected (and a suspect object disassembled) after
+// the fact.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "ptx/compiler.h"
 
 namespace xcuda::runtime {
 
-// Writes DIR/KEY.ptx and DIR/KEY.o when XCUDA_DUMP_DIR is set; failures are logged only.
-void dump_module(std::string_view key, std::string_view ptx_text,
-                 const ptx::CompileResult& compiled);
+// DIR/MODULE_KEY for a unit holding the whole module, DIR/MODULE_KEY.N for the module's N-th
+// kernel alone; empty when XCUDA_DUMP_DIR is unset. Creates DIR.
+std::string dump_prefix(std::string_view module_key, std::optional<size_t> kernel_index);
+
+// Write DIR/MODULE_KEY.ptx and PREFIX.o when XCUDA_DUMP_DIR is set; failures are logged only.
+void dump_ptx(std::string_view module_key, std::string_view ptx_text);
+void dump_object(const std::string& prefix, const ptx::CompileResult& compiled);
 
 }  // namespace xcuda::runtime

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 #include <vector>
 
 #include <llvm/ADT/StringMap.h>
@@ -76,7 +77,11 @@ std::string CodeCache::key(std::string_view ptx_text, const ptx::CompileOptions&
   };
   add("xcuda compiler " + std::to_string(compiler_version) + " llvm " LLVM_VERSION_STRING);
   add("target " + std::to_string(int(options.target)) + " " + target);
+  if (options.target == ptx::Target::amdgpu)
+    add(options.amdgpu_processor + " code object v" + std::to_string(options.code_object_version));
   add("optimization " + std::to_string(options.optimization_level));
+  add("kernels " + std::to_string(options.kernels.size()));
+  for (const std::string& kernel : options.kernels) add(kernel);
   add(ptx_text);
   return to_hex(sha256({reinterpret_cast<const uint8_t*>(material.data()), material.size()}));
 }
@@ -198,6 +203,23 @@ CachedCompile compile_with_cache(std::string_view ptx_text, const ptx::CompileOp
   result.compiled = ptx::compile(ptx_text, options);
   if (cache && result.compiled.ok()) cache->store(result.key, result.compiled);
   return result;
+}
+
+size_t run_in_parallel(size_t count, const std::function<void(size_t index)>& work) {
+  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), count);
+  if (threads <= 1) {
+    for (size_t index = 0; index < count; ++index) work(index);
+    return 1;
+  }
+  std::atomic<size_t> next{0};
+  {
+    std::vector<std::jthread> pool;
+    for (size_t thread = 0; thread < threads; ++thread)
+      pool.emplace_back([&] {
+        for (size_t index; (index = next++) < count;) work(index);
+      });
+  }
+  return threads;
 }
 
 }  // namespace xcuda::runtime

@@ -1,7 +1,8 @@
 // The on-disk cache of compiled modules, so that an application's PTX is JIT-compiled once per
 // machine rather than on every start.
 //
-// One file per module, named by the key: SHA-256 of the PTX text, the compile target (the host
+// One file per compiled unit (a kernel with the functions it calls, or a whole module), named by
+// the key: SHA-256 of the PTX text, the kernels the unit holds, the compile target (the host
 // CPU's name and features), the compiler's version and the options. Writers create a temporary
 // file in the cache directory and rename it over the entry, so readers in any process see a
 // whole entry or none. Entries carry a checksum; a damaged one is logged, ignored, and replaced
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,7 +23,7 @@ namespace xcuda::runtime {
 
 // Part of every key. Bump it whenever ptx::compile may produce different code for the same
 // input, so that no process runs machine code from an older compiler.
-inline constexpr uint32_t compiler_version = 1;
+inline constexpr uint32_t compiler_version = 2;
 
 struct CacheUsage {
   uint64_t bytes = 0;
@@ -63,5 +65,9 @@ struct CachedCompile {
 
 // ptx::compile through the process's cache. Failed compiles are never stored.
 CachedCompile compile_with_cache(std::string_view ptx_text, const ptx::CompileOptions& options);
+
+// Runs work(0) … work(count - 1), each once, on up to one thread per core: compiling is
+// CPU-bound and independent per unit. Returns how many threads ran.
+size_t run_in_parallel(size_t count, const std::function<void(size_t index)>& work);
 
 }  // namespace xcuda::runtime

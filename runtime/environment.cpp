@@ -124,6 +124,7 @@ Environment read_environment() {
       complain(environment, "XCUDA_CACHE_MAX_SIZE", value, "a size such as 1073741824, 512M or 1G");
   }
   parse_switch(environment, "XCUDA_TRACE", environment.trace);
+  parse_switch(environment, "XCUDA_EAGER", environment.eager);
   if (const char* value = variable("XCUDA_DUMP_DIR")) environment.dump_directory = value;
   if (const char* value = variable("XCUDA_POOL_SIZE")) {
     if (!parse_size(value, environment.pool_bytes))

@@ -21,7 +21,7 @@ Expected<Function*> Kernel::function(Context& context) {
   return (*module)->function(name_);
 }
 
-Library::Library(std::string ptx, std::string origin)
+Library::Library(std::shared_ptr<const std::string> ptx, std::string origin)
     : ptx_(std::move(ptx)), origin_(std::move(origin)) {
   live_libraries().add(this);
 }
@@ -40,7 +40,8 @@ Expected<std::unique_ptr<Library>> Library::load(const void* image, std::string_
     logger().error("{}: {}", origin, ptx.error().message);
     return ptx.error();
   }
-  return std::unique_ptr<Library>(new Library(std::move(ptx->text), std::string(origin)));
+  return std::unique_ptr<Library>(new Library(
+      std::make_shared<const std::string>(std::move(ptx->text)), std::string(origin)));
 }
 
 Expected<Module*> Library::module(Context& context) {
@@ -56,10 +57,10 @@ Expected<Module*> Library::module(Context& context) {
 Expected<Kernel*> Library::kernel(std::string_view name) {
   Context* context = current_context();
   if (!context) return make_error(ErrorCode::invalid_context, "no context is current");
-  Expected<Module*> compiled = module(*context);
-  if (!compiled) return compiled.error();
+  Expected<Module*> loaded = module(*context);
+  if (!loaded) return loaded.error();
   bool known = false;
-  for (const ptx::KernelInfo& kernel : (*compiled)->info().kernels) known |= kernel.name == name;
+  for (const ptx::KernelInfo& kernel : (*loaded)->info().kernels) known |= kernel.name == name;
   if (!known)
     return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
   std::lock_guard lock(mutex_);
@@ -73,10 +74,10 @@ Expected<Kernel*> Library::kernel(std::string_view name) {
 }
 
 Expected<std::vector<Kernel*>> Library::kernels(Context& context) {
-  Expected<Module*> compiled = module(context);
-  if (!compiled) return compiled.error();
+  Expected<Module*> loaded = module(context);
+  if (!loaded) return loaded.error();
   std::vector<Kernel*> result;
-  for (const ptx::KernelInfo& info : (*compiled)->info().kernels) {
+  for (const ptx::KernelInfo& info : (*loaded)->info().kernels) {
     Expected<Kernel*> found = kernel(info.name);
     if (!found) return found.error();
     result.push_back(*found);

@@ -1,7 +1,8 @@
 // Context-independent libraries (cuLibraryLoadData), which is how cudart 12+ registers the
-// fatbins embedded in an executable. A library keeps its PTX and compiles it into a module for
-// a context only when a kernel or global of it is first needed there: cudart registers every
-// fatbin at start-up, including ones whose kernels the program never launches.
+// fatbins embedded in an executable. A library keeps its PTX and loads it into a module for a
+// context only when a kernel or global of it is first needed there, and the module compiles a
+// kernel only when it is launched: cudart registers every fatbin at start-up, including ones
+// whose kernels the program never launches.
 #pragma once
 
 #include <map>
@@ -22,7 +23,7 @@ class Kernel {
   Kernel(Library& library, std::string name) : library_(library), name_(std::move(name)) {}
   Library& library() const { return library_; }
   const std::string& name() const { return name_; }
-  // The kernel's function in `context`, compiling the library there on first use.
+  // The kernel's function in `context`, loading the library there on first use.
   Expected<Function*> function(Context& context);
 
  private:
@@ -32,19 +33,19 @@ class Kernel {
 
 class Library {
  public:
-  // Reads the image now (so a damaged container fails here) and compiles later.
+  // Reads the image now (so a damaged container fails here) and the PTX later.
   static Expected<std::unique_ptr<Library>> load(const void* image, std::string_view origin);
   ~Library();
 
   Expected<Module*> module(Context& context);
   Expected<Kernel*> kernel(std::string_view name);
-  // Kernels the library defines, compiling it in `context` to find out.
+  // Kernels the library defines, loading it in `context` to find out.
   Expected<std::vector<Kernel*>> kernels(Context& context);
 
  private:
-  Library(std::string ptx, std::string origin);
+  Library(std::shared_ptr<const std::string> ptx, std::string origin);
 
-  std::string ptx_;
+  std::shared_ptr<const std::string> ptx_;
   std::string origin_;
   std::mutex mutex_;
   std::map<Context*, std::unique_ptr<Module>> modules_;

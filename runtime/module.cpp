@@ -1,7 +1,10 @@
 #include "runtime/module.h"
 
+#include <chrono>
+
 #include "runtime/cache_dump.h"
 #include "runtime/code_cache.h"
+#include "runtime/environment.h"
 #include "runtime/fatbin_reader.h"
 #include "runtime/log.h"
 #include "runtime/memory.h"
@@ -18,22 +21,40 @@ HandleRegistry<Function>& live_functions() {
   return registry;
 }
 
-Module::Module(Context& context, std::unique_ptr<LoadedModule> loaded, ptx::ModuleInfo info)
-    : context_(context), loaded_(std::move(loaded)), info_(std::move(info)) {
+Expected<LoadedKernel*> Function::kernel() { return module_.loaded_kernel(info_.name); }
+
+std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
+                                               const ptx::CompileOptions& base) {
+  if (!info.globals.empty() || info.kernels.empty()) return {base};
+  std::vector<ptx::CompileOptions> units(info.kernels.size(), base);
+  for (size_t index = 0; index < units.size(); ++index)
+    units[index].kernels = {info.kernels[index].name};
+  return units;
+}
+
+Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, std::string origin,
+               std::string key, ptx::ModuleInfo info)
+    : context_(context),
+      ptx_(std::move(ptx_text)),
+      origin_(std::move(origin)),
+      key_(std::move(key)),
+      info_(std::move(info)) {
+  ptx::CompileOptions base = backend().compile_options(context_.device());
+  base.file_name = origin_;
+  for (ptx::CompileOptions& options : compile_units(info_, base)) {
+    bool whole = options.kernels.empty();
+    options.ir_dump_prefix = dump_prefix(key_, whole ? std::nullopt : std::optional(units_.size()));
+    units_.push_back(Unit{std::move(options), nullptr, std::nullopt});
+  }
   live_modules().add(this);
-  // Globals are device memory too: copies to and from them (cudaMemcpyToSymbol) are checked
-  // against the registry like any allocation.
-  for (const ptx::GlobalInfo& global : info_.globals)
-    if (Expected<void*> address = loaded_->global(global.name))
-      memory_registry().add(Allocation{reinterpret_cast<uintptr_t>(*address), global.size,
-                                       MemoryKind::device, &context_, /*owned=*/false});
 }
 
 Module::~Module() {
   live_modules().remove(this);
-  for (const ptx::GlobalInfo& global : info_.globals)
-    if (Expected<void*> address = loaded_->global(global.name))
-      memory_registry().remove(reinterpret_cast<uintptr_t>(*address));
+  if (globals_registered_)
+    for (const ptx::GlobalInfo& global : info_.globals)
+      if (Expected<void*> address = units_.front().loaded->global(global.name))
+        memory_registry().remove(reinterpret_cast<uintptr_t>(*address));
   for (auto& [name, function] : functions_) live_functions().remove(function.get());
 }
 
@@ -46,50 +67,125 @@ Expected<std::unique_ptr<Module>> Module::load(Context& context, const void* ima
     logger().error("{}: {}", origin, ptx.error().message);
     return ptx.error();
   }
-  return load_ptx(context, ptx->text, origin);
+  return load_ptx(context, std::make_shared<const std::string>(std::move(ptx->text)), origin);
 }
 
-Expected<std::unique_ptr<Module>> Module::load_ptx(Context& context, std::string_view ptx_text,
+Expected<std::unique_ptr<Module>> Module::load_ptx(Context& context,
+                                                   std::shared_ptr<const std::string> ptx_text,
                                                    std::string_view origin) {
-  ptx::CompileOptions options;
-  options.target = backend().compile_target();
+  ptx::CompileOptions options = backend().compile_options(context.device());
   options.file_name = std::string(origin);
-  CachedCompile cached = compile_with_cache(ptx_text, options);
-  ptx::CompileResult& compiled = cached.compiled;
+  // Only the front end: what lookups need, and every syntax or type error, found at load as
+  // the application expects.
+  ptx::CompileResult scanned = ptx::scan(*ptx_text, options);
+  if (!scanned.ok()) {
+    for (const ptx::Diagnostic& diagnostic : scanned.diagnostics)
+      logger().error("{}", diagnostic.to_string());
+    return make_error(ErrorCode::invalid_ptx, scanned.diagnostics.front().to_string());
+  }
+  std::string key = CodeCache::key(*ptx_text, options);
+  dump_ptx(key, *ptx_text);
+  bool eager = environment().eager;
+  logger().info("{}: {} kernels, {} globals, module {}; compiling {}", origin,
+                scanned.module.kernels.size(), scanned.module.globals.size(), key,
+                eager ? "every kernel now (XCUDA_EAGER=1)" : "each kernel on first use");
+  std::unique_ptr<Module> module(new Module(context, std::move(ptx_text), std::string(origin),
+                                            std::move(key), std::move(scanned.module)));
+  if (eager) {
+    std::lock_guard lock(module->mutex_);
+    std::vector<Unit*> all;
+    for (Unit& unit : module->units_) all.push_back(&unit);
+    if (Status status = module->prepare(std::move(all)); !status) return status.error();
+  }
+  return module;
+}
+
+std::string Module::describe(const Unit& unit) const {
+  if (unit.options.kernels.empty()) return fmt::format("all {} kernels", info_.kernels.size());
+  return fmt::format("kernel {} (1 of {})", unit.options.kernels.front(), info_.kernels.size());
+}
+
+Status Module::prepare(std::vector<Unit*> units) {
+  std::vector<Unit*> pending;
+  for (Unit* unit : units)
+    if (!unit->loaded && !unit->failure) pending.push_back(unit);
+  std::vector<CachedCompile> results(pending.size());
+  std::vector<double> milliseconds(pending.size());
+  run_in_parallel(pending.size(), [&](size_t index) {
+    auto start = std::chrono::steady_clock::now();
+    results[index] = compile_with_cache(*ptx_, pending[index]->options);
+    milliseconds[index] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  });
+  // Linking stays on this thread: the backend loads one module at a time.
+  for (size_t index = 0; index < pending.size(); ++index) {
+    CachedCompile& result = results[index];
+    const char* state = !code_cache() ? "cache off" : result.from_cache ? "cache hit" : "cache miss";
+    logger().info("{}: {}, {}, {:.1f} ms", origin_, state, describe(*pending[index]),
+                  milliseconds[index]);
+    link(*pending[index], std::move(result.compiled));
+  }
+  for (const Unit* unit : units)
+    if (unit->failure) return *unit->failure;
+  return {};
+}
+
+void Module::link(Unit& unit, ptx::CompileResult compiled) {
   if (!compiled.ok()) {
     for (const ptx::Diagnostic& diagnostic : compiled.diagnostics)
       logger().error("{}", diagnostic.to_string());
-    return make_error(ErrorCode::invalid_ptx, compiled.diagnostics.front().to_string());
+    unit.failure = make_error(ErrorCode::invalid_ptx, compiled.diagnostics.front().to_string());
+    return;
   }
-  logger().info("{}: {}, {} kernels", origin,
-                !code_cache() ? "cache off" : cached.from_cache ? "cache hit" : "cache miss",
-                compiled.module.kernels.size());
-  dump_module(cached.key, ptx_text, compiled);
-  ptx::ModuleInfo info = compiled.module;
-  auto loaded = backend().load_module(context.device(), std::move(compiled));
+  dump_object(unit.options.ir_dump_prefix, compiled);
+  auto loaded = backend().load_module(context_.device(), std::move(compiled));
   if (!loaded) {
-    logger().error("{}: {}", origin, loaded.error().message);
-    return loaded.error();
+    logger().error("{}: {}", origin_, loaded.error().message);
+    unit.failure = loaded.error();
+    return;
   }
-  return std::unique_ptr<Module>(new Module(context, std::move(*loaded), std::move(info)));
+  unit.loaded = std::move(*loaded);
+  if (!unit.options.kernels.empty()) return;
+  // Globals are device memory too: copies to and from them (cudaMemcpyToSymbol) are checked
+  // against the registry like any allocation.
+  for (const ptx::GlobalInfo& global : info_.globals)
+    if (Expected<void*> address = unit.loaded->global(global.name))
+      memory_registry().add(Allocation{reinterpret_cast<uintptr_t>(*address), global.size,
+                                       MemoryKind::device, &context_, /*owned=*/false});
+  globals_registered_ = true;
 }
 
 Expected<Function*> Module::function(std::string_view name) {
   std::lock_guard lock(mutex_);
   if (auto found = functions_.find(name); found != functions_.end()) return found->second.get();
-  Expected<LoadedKernel*> kernel = loaded_->kernel(name);
-  if (!kernel) return kernel.error();
-  auto function = std::make_unique<Function>(*this, **kernel);
-  Function* result = function.get();
-  live_functions().add(result);
-  functions_.emplace(std::string(name), std::move(function));
-  return result;
+  for (const ptx::KernelInfo& kernel : info_.kernels) {
+    if (kernel.name != name) continue;
+    auto function = std::make_unique<Function>(*this, kernel);
+    Function* result = function.get();
+    live_functions().add(result);
+    functions_.emplace(std::string(name), std::move(function));
+    return result;
+  }
+  return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
+}
+
+Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  // compile_units: a unit per kernel in the kernels' order, or one unit for all.
+  Unit* unit = &units_.front();
+  for (size_t index = 0; index < info_.kernels.size() && units_.size() > 1; ++index)
+    if (info_.kernels[index].name == name) unit = &units_[index];
+  if (Status status = prepare({unit}); !status) return status.error();
+  return unit->loaded->kernel(name);
 }
 
 Expected<GlobalVariable> Module::global(std::string_view name) {
   for (const ptx::GlobalInfo& global : info_.globals) {
     if (global.name != name) continue;
-    Expected<void*> address = loaded_->global(name);
+    // compile_units: a module with globals is a single unit.
+    std::lock_guard lock(mutex_);
+    if (Status status = prepare({&units_.front()}); !status) return status.error();
+    Expected<void*> address = units_.front().loaded->global(name);
     if (!address) return address.error();
     return GlobalVariable{*address, global.size};
   }

@@ -1,13 +1,17 @@
-// A loaded module: the application's image (fatbin, wrapper or PTX text) compiled for the
-// context's backend, with its kernels and global variables.
+// A loaded module: the application's image (fatbin, wrapper or PTX text) and the description of
+// its kernels and global variables. Loading only reads the PTX's declarations (ptx::scan);
+// machine code comes later, one compile unit at a time, when a launch or a global first needs
+// it, or for every unit at once, in parallel, when XCUDA_EAGER=1.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/context.h"
@@ -19,17 +23,19 @@ class Module;
 
 class Function {
  public:
-  Function(Module& module, LoadedKernel& kernel) : module_(module), kernel_(kernel) {}
+  Function(Module& module, const ptx::KernelInfo& info) : module_(module), info_(info) {}
   Module& module() const { return module_; }
-  LoadedKernel& kernel() const { return kernel_; }
-  const ptx::KernelInfo& info() const { return kernel_.info(); }
+  // The description loading found, which launches are checked against.
+  const ptx::KernelInfo& info() const { return info_; }
+  // The kernel ready to run, compiled (or read from the code cache) on first use.
+  Expected<LoadedKernel*> kernel();
 
   // cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): what launches may ask.
   uint32_t max_dynamic_shared_bytes = 48 * 1024;
 
  private:
   Module& module_;
-  LoadedKernel& kernel_;
+  const ptx::KernelInfo& info_;
 };
 
 struct GlobalVariable {
@@ -37,29 +43,57 @@ struct GlobalVariable {
   size_t size = 0;
 };
 
+// How a module is compiled: one unit per kernel (with the functions it calls), in the order of
+// `info.kernels`, so that a launch waits for its own kernel only. A module with .global or
+// .const variables is one unit instead: each unit is linked on its own, and the kernels must
+// share one copy of those variables. Each unit is its own code-cache entry.
+std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
+                                               const ptx::CompileOptions& base);
+
 class Module {
  public:
   // `image` is whatever the application passed: a fatbin wrapper, a fatbin, or PTX text
   // (NUL-terminated). `origin` names it in diagnostics.
   static Expected<std::unique_ptr<Module>> load(Context& context, const void* image,
                                                 std::string_view origin);
-  static Expected<std::unique_ptr<Module>> load_ptx(Context& context, std::string_view ptx_text,
+  // A library shares its text with the modules it loads in each context.
+  static Expected<std::unique_ptr<Module>> load_ptx(Context& context,
+                                                    std::shared_ptr<const std::string> ptx_text,
                                                     std::string_view origin);
   ~Module();
 
   Context& context() const { return context_; }
   const ptx::ModuleInfo& info() const { return info_; }
   Expected<Function*> function(std::string_view name);
+  // A global's address exists only once its unit is linked: this compiles the module if needed.
   Expected<GlobalVariable> global(std::string_view name);
+  Expected<LoadedKernel*> loaded_kernel(std::string_view name);
 
  private:
-  Module(Context& context, std::unique_ptr<LoadedModule> loaded, ptx::ModuleInfo info);
+  struct Unit {
+    ptx::CompileOptions options;
+    std::unique_ptr<LoadedModule> loaded;
+    // A unit that failed to compile or link fails every later use the same way, without
+    // compiling again.
+    std::optional<Error> failure;
+  };
+
+  Module(Context& context, std::shared_ptr<const std::string> ptx_text, std::string origin,
+         std::string key, ptx::ModuleInfo info);
+  // Compiles, in parallel, and links whichever of `units` are not linked yet. mutex_ held.
+  Status prepare(std::vector<Unit*> units);
+  void link(Unit& unit, ptx::CompileResult compiled);
+  std::string describe(const Unit& unit) const;
 
   Context& context_;
-  std::unique_ptr<LoadedModule> loaded_;
+  std::shared_ptr<const std::string> ptx_;
+  std::string origin_;
+  std::string key_;  // the whole module's cache key: names its dumps
   ptx::ModuleInfo info_;
+  std::vector<Unit> units_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Function>, std::less<>> functions_;
+  bool globals_registered_ = false;
 };
 
 HandleRegistry<Module>& live_modules();

@@ -3,6 +3,7 @@
 
 #include "src/api.h"
 
+#include "runtime/environment.h"
 #include "runtime/module.h"
 
 using namespace xcuda;
@@ -101,6 +102,6 @@ XCUDA_EXPORT CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule han
 
 XCUDA_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   XCUDA_REQUIRE(mode, CUDA_ERROR_INVALID_VALUE, "mode output pointer is null");
-  *mode = CU_MODULE_EAGER_LOADING;
+  *mode = runtime::environment().eager ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
   return CUDA_SUCCESS;
 }

@@ -1,19 +1,20 @@
 // xcuda precompile FILE...: fills the code cache ahead of time, so that the first run of an
 // application starts as fast as later ones. Compiles what the selected device would load from
-// each fatbin, in parallel across the machine's cores.
+// each fatbin, unit by unit as a module loaded by the application would (runtime/module.h),
+// in parallel across the machine's cores.
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <thread>
+#include <string>
+#include <vector>
 
 #include "runtime/backend.h"
 #include "runtime/code_cache.h"
+#include "runtime/module.h"
 #include "src/cli/commands.h"
 #include "src/cli/ptx_sources.h"
 
@@ -21,13 +22,24 @@ namespace xcuda::cli {
 namespace {
 
 struct Tally {
-  std::atomic<size_t> done{0}, cached{0}, compiled{0}, failed{0};
+  size_t done = 0, cached = 0, compiled = 0, failed = 0;
 };
 
+// One line, redrawn in place: [##########..........] 12/60 units, 1 failed
 void show_progress(const Tally& tally, size_t total) {
-  std::fprintf(stderr, "\r[%zu/%zu] compiling", tally.done.load(), total);
+  constexpr size_t width = 40;
+  size_t filled = total ? tally.done * width / total : width;
+  std::string bar(filled, '#');
+  bar.append(width - filled, '.');
+  std::fprintf(stderr, "\r[%s] %zu/%zu units, %zu failed", bar.c_str(), tally.done, total,
+               tally.failed);
   std::fflush(stderr);
 }
+
+struct Work {
+  const PtxModule* module;
+  ptx::CompileOptions options;
+};
 
 }  // namespace
 
@@ -40,8 +52,9 @@ int precompile(int argc, char** argv) {
   auto& backend = runtime::backend();
   const runtime::DeviceProperties& device = backend.properties(0);
   int arch = device.compute_major * 10 + device.compute_minor;
-  ptx::CompileOptions options;
-  options.target = backend.compile_target();
+  // Device 0's options, the code the cache holds for it; other devices of another processor
+  // compile their own on first use.
+  ptx::CompileOptions options = backend.compile_options(0);
 
   int status = 0;
   // Keyed by cache key: the same PTX in several files is compiled once.
@@ -57,39 +70,50 @@ int precompile(int argc, char** argv) {
     for (PtxModule& module : *found)
       modules.emplace(runtime::CodeCache::key(module.text, options), std::move(module));
   }
-  std::vector<const PtxModule*> work;
-  for (const auto& [key, module] : modules) work.push_back(&module);
+  std::vector<const PtxModule*> sources;
+  for (const auto& [key, module] : modules) sources.push_back(&module);
 
   auto start = std::chrono::steady_clock::now();
   Tally tally;
-  std::atomic<size_t> next{0};
   std::mutex output;
   bool progress = isatty(STDERR_FILENO);
-  auto worker = [&] {
-    for (size_t index; (index = next++) < work.size();) {
-      ptx::CompileOptions module_options = options;
-      module_options.file_name = work[index]->name;
-      runtime::CachedCompile result = runtime::compile_with_cache(work[index]->text, module_options);
-      ++(result.from_cache ? tally.cached : result.compiled.ok() ? tally.compiled : tally.failed);
-      ++tally.done;
-      std::lock_guard lock(output);
-      for (const ptx::Diagnostic& diagnostic : result.compiled.diagnostics)
-        std::cerr << (progress ? "\n" : "") << diagnostic.to_string() << "\n";
-      if (progress) show_progress(tally, work.size());
-    }
+  auto report = [&](const std::vector<ptx::Diagnostic>& diagnostics) {
+    for (const ptx::Diagnostic& diagnostic : diagnostics)
+      std::cerr << (progress ? "\n" : "") << diagnostic.to_string() << "\n";
   };
-  unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                     unsigned(work.size())));
-  std::vector<std::thread> pool;
-  for (unsigned thread = 0; thread < threads; ++thread) pool.emplace_back(worker);
-  for (std::thread& thread : pool) thread.join();
+
+  // The units of a module are known only once its declarations are read: a first parallel
+  // pass reads them, a second compiles every unit of every module.
+  std::vector<std::vector<ptx::CompileOptions>> units(sources.size());
+  runtime::run_in_parallel(sources.size(), [&](size_t index) {
+    ptx::CompileOptions module_options = options;
+    module_options.file_name = sources[index]->name;
+    ptx::CompileResult scanned = ptx::scan(sources[index]->text, module_options);
+    std::lock_guard lock(output);
+    if (scanned.ok()) units[index] = runtime::compile_units(scanned.module, module_options);
+    tally.failed += !scanned.ok();
+    report(scanned.diagnostics);
+  });
+  std::vector<Work> work;
+  for (size_t index = 0; index < sources.size(); ++index)
+    for (ptx::CompileOptions& unit : units[index]) work.push_back({sources[index], std::move(unit)});
+  if (progress) show_progress(tally, work.size());
+
+  size_t threads = runtime::run_in_parallel(work.size(), [&](size_t index) {
+    runtime::CachedCompile result = runtime::compile_with_cache(work[index].module->text, work[index].options);
+    std::lock_guard lock(output);
+    ++(result.from_cache ? tally.cached : result.compiled.ok() ? tally.compiled : tally.failed);
+    ++tally.done;
+    report(result.compiled.diagnostics);
+    if (progress) show_progress(tally, work.size());
+  });
   if (progress) std::fprintf(stderr, "\n");
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("precompiled %zu modules for compute capability %d.%d: %zu already cached, "
-              "%zu compiled, %zu failed, %.2f s on %u threads\n",
-              work.size(), device.compute_major, device.compute_minor, tally.cached.load(),
-              tally.compiled.load(), tally.failed.load(), seconds, threads);
+  std::printf("precompiled %zu modules (%zu units) for compute capability %d.%d: %zu already "
+              "cached, %zu compiled, %zu failed, %.2f s on %zu threads\n",
+              sources.size(), work.size(), device.compute_major, device.compute_minor,
+              tally.cached, tally.compiled, tally.failed, seconds, threads);
   return tally.failed ? 1 : status;
 }
 

@@ -23,6 +23,7 @@ constexpr std::string_view usage =
     "  xcuda run [--backend host|hip] -- PROGRAM [ARGUMENTS...]\n"
     "                                         run a CUDA program on xcuda's libcuda.so.1\n"
     "  xcuda compile --target host FILE.ptx -o OUTPUT.o\n"
+    "  xcuda compile --target gfx90a [--code-object 4|5] FILE.ptx -o OUTPUT.hsaco\n"
     "                                         compile PTX; report every problem as file:line:col\n"
     "  xcuda info                             list the backend, its devices and the code cache\n"
     "  xcuda dump FILE [-o DIRECTORY]         list the fatbins in FILE; extract their PTX\n"
@@ -44,6 +45,13 @@ std::filesystem::path library_directory() {
   return executable.parent_path().parent_path() / "lib";
 }
 
+void prepend_to_path_variable(const char* name, const std::string& entry) {
+  std::string value = entry;
+  if (const char* existing = std::getenv(name); existing && *existing)
+    value += ":" + std::string(existing);
+  setenv(name, value.c_str(), 1);
+}
+
 int run(int argc, char** argv) {
   int first = 0;
   for (; first < argc && std::string_view(argv[first]) != "--"; ++first) {
@@ -56,26 +64,31 @@ int run(int argc, char** argv) {
     setenv("XCUDA_BACKEND", argv[first], 1);
   }
   if (first + 1 >= argc) return fail_usage("run needs '-- PROGRAM'");
-  std::string path = library_directory().string();
-  if (const char* existing = std::getenv("LD_LIBRARY_PATH"); existing && *existing)
-    path += ":" + std::string(existing);
-  setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  // LD_LIBRARY_PATH for what the program finds by name; LD_AUDIT for a program whose RPATH or
+  // dlopen path names another libcuda.so.1 (see src/audit/).
+  std::filesystem::path libraries = library_directory();
+  prepend_to_path_variable("LD_LIBRARY_PATH", libraries.string());
+  prepend_to_path_variable("LD_AUDIT", (libraries / "libxcuda_audit.so").string());
   execvp(argv[first + 1], argv + first + 1);
   std::perror(argv[first + 1]);
   return 127;
 }
 
 int compile(int argc, char** argv) {
-  std::string input, output, target = "host";
+  std::string input, output, target = "host", code_object = "5";
   for (int index = 0; index < argc; ++index) {
     std::string_view argument = argv[index];
     if (argument == "-o" && index + 1 < argc) output = argv[++index];
     else if (argument == "--target" && index + 1 < argc) target = argv[++index];
+    else if (argument == "--code-object" && index + 1 < argc) code_object = argv[++index];
     else if (!argument.empty() && argument[0] != '-' && input.empty()) input = argument;
     else return fail_usage("unexpected argument '" + std::string(argument) + "'");
   }
   if (input.empty()) return fail_usage("compile needs a PTX file");
-  if (target != "host") return fail_usage("unknown target '" + target + "' (known: host)");
+  // AMD processors go by their LLVM names; the compiler reports one it does not know.
+  bool amdgpu = target.starts_with("gfx");
+  if (target != "host" && !amdgpu) return fail_usage("unknown target '" + target + "' (known: host, gfx90a, gfx1100, ...)");
+  if (code_object != "4" && code_object != "5") return fail_usage("--code-object takes 4 or 5");
   std::ifstream file(input, std::ios::binary);
   if (!file) {
     std::cerr << "xcuda: cannot open " << input << "\n";
@@ -83,12 +96,14 @@ int compile(int argc, char** argv) {
   }
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   xcuda::ptx::CompileOptions options;
-  options.target = xcuda::ptx::Target::host;
+  options.target = amdgpu ? xcuda::ptx::Target::amdgpu : xcuda::ptx::Target::host;
+  options.amdgpu_processor = target;
+  options.code_object_version = code_object == "4" ? 4 : 5;
   options.file_name = input;
   xcuda::ptx::CompileResult result = xcuda::ptx::compile(text, options);
   for (const auto& diagnostic : result.diagnostics) std::cerr << diagnostic.to_string() << "\n";
   if (!result.ok()) return 1;
-  if (output.empty()) output = std::filesystem::path(input).replace_extension(".o").string();
+  if (output.empty()) output = std::filesystem::path(input).replace_extension(amdgpu ? ".hsaco" : ".o").string();
   std::ofstream out(output, std::ios::binary);
   out.write(reinterpret_cast<const char*>(result.object.data()),
             static_cast<std::streamsize>(result.object.size()));

@@ -2,6 +2,7 @@
 // do: every truncation, every single-byte change, foreign files, and eviction order.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "runtime/cache_format.h"
 #include "runtime/code_cache.h"
+#include "runtime/module.h"
 
 namespace xcuda::runtime {
 namespace {
@@ -260,6 +262,126 @@ TEST(CompileWithCache, FailedCompilesAreNotStored) {
   EXPECT_FALSE(result.compiled.ok());
   ASSERT_NE(code_cache(), nullptr);
   EXPECT_FALSE(fs::exists(code_cache()->entry_path(result.key)));
+}
+
+// Two kernels: `uses_helper` calls a .func that calls a function no target provides, so it
+// cannot be compiled; `alone` reaches neither and must compile without them.
+constexpr std::string_view two_kernels = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+
+.extern .func provided_by_nobody();
+
+.func helper()
+{
+	call.uni provided_by_nobody, ();
+	ret;
+}
+
+.visible .entry uses_helper(.param .u64 out)
+{
+	call.uni helper, ();
+	ret;
+}
+
+.visible .entry alone(.param .u64 out, .param .u32 value)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [value];
+	st.global.u32 [%rd1], %r1;
+	ret;
+}
+)";
+
+std::vector<std::string> kernel_names(const ptx::ModuleInfo& info) {
+  std::vector<std::string> names;
+  for (const ptx::KernelInfo& kernel : info.kernels) names.push_back(kernel.name);
+  return names;
+}
+
+TEST(CacheKey, DependsOnTheKernelsAUnitHolds) {
+  ptx::CompileOptions whole, first, second;
+  first.kernels = {"uses_helper"};
+  second.kernels = {"alone"};
+  std::string key = CodeCache::key(two_kernels, whole);
+  EXPECT_NE(key, CodeCache::key(two_kernels, first));
+  EXPECT_NE(key, CodeCache::key(two_kernels, second));
+  EXPECT_NE(CodeCache::key(two_kernels, first), CodeCache::key(two_kernels, second));
+  // Where the IR is dumped does not change the code.
+  ptx::CompileOptions dumped = second;
+  dumped.ir_dump_prefix = "/tmp/somewhere";
+  EXPECT_EQ(CodeCache::key(two_kernels, second), CodeCache::key(two_kernels, dumped));
+}
+
+TEST(KernelSelection, CompilesOnlyWhatTheChosenKernelReaches) {
+  ptx::CompileOptions options;
+  EXPECT_FALSE(ptx::compile(two_kernels, options).ok());
+  options.kernels = {"uses_helper"};
+  ptx::CompileResult failed = ptx::compile(two_kernels, options);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.diagnostics.front().message.find("provided_by_nobody"), std::string::npos)
+      << failed.diagnostics.front().to_string();
+  options.kernels = {"alone"};
+  ptx::CompileResult alone = ptx::compile(two_kernels, options);
+  ASSERT_TRUE(alone.ok()) << alone.diagnostics.front().to_string();
+  EXPECT_FALSE(alone.object.empty());
+  EXPECT_EQ(kernel_names(alone.module), std::vector<std::string>{"alone"});
+  // .u64 then .u32, each at its natural alignment.
+  ASSERT_EQ(alone.module.kernels[0].parameters.size(), 2u);
+  EXPECT_EQ(alone.module.kernels[0].parameters[1].offset, 8u);
+}
+
+TEST(KernelSelection, UnknownKernelIsReported) {
+  ptx::CompileOptions options;
+  options.kernels = {"no_such_kernel"};
+  ptx::CompileResult result = ptx::compile(two_kernels, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.diagnostics.front().message.find("no kernel named 'no_such_kernel'"),
+            std::string::npos);
+}
+
+TEST(Scan, DescribesEveryKernelWithoutCompiling) {
+  ptx::CompileResult scanned = ptx::scan(two_kernels, ptx::CompileOptions{});
+  ASSERT_TRUE(scanned.ok()) << scanned.diagnostics.front().to_string();
+  EXPECT_TRUE(scanned.object.empty());
+  EXPECT_EQ(kernel_names(scanned.module), (std::vector<std::string>{"uses_helper", "alone"}));
+  ASSERT_EQ(scanned.module.kernels[1].parameters.size(), 2u);
+  EXPECT_EQ(scanned.module.kernels[1].parameters[1].offset, 8u);
+  // Syntax errors are found at load, as before lazy compilation.
+  ptx::CompileResult broken = ptx::scan(".version 8.0\n.target sm_80\nfrobnicate;", {});
+  EXPECT_FALSE(broken.ok());
+}
+
+TEST(CompileUnits, OnePerKernelUnlessTheModuleHasGlobals) {
+  ptx::ModuleInfo info;
+  info.kernels.resize(3);
+  info.kernels[0].name = "a";
+  info.kernels[1].name = "b";
+  info.kernels[2].name = "c";
+  ptx::CompileOptions base;
+  base.optimization_level = 2;
+  std::vector<ptx::CompileOptions> units = compile_units(info, base);
+  ASSERT_EQ(units.size(), 3u);
+  for (size_t index = 0; index < units.size(); ++index) {
+    EXPECT_EQ(units[index].kernels, std::vector<std::string>{info.kernels[index].name});
+    EXPECT_EQ(units[index].optimization_level, 2);
+  }
+  // Kernels share a module's globals, so each unit would need to link against the others.
+  info.globals.push_back({"counter", 4, false});
+  units = compile_units(info, base);
+  ASSERT_EQ(units.size(), 1u);
+  EXPECT_TRUE(units[0].kernels.empty());
+}
+
+TEST(RunInParallel, RunsEveryIndexOnce) {
+  std::vector<std::atomic<int>> runs(1000);
+  size_t threads = run_in_parallel(runs.size(), [&](size_t index) { ++runs[index]; });
+  EXPECT_GE(threads, 1u);
+  for (const std::atomic<int>& count : runs) EXPECT_EQ(count.load(), 1);
+  EXPECT_EQ(run_in_parallel(0, [](size_t) { FAIL() << "work for an empty range"; }), 1u);
 }
 
 }  // namespace
