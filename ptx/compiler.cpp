@@ -1,6 +1,9 @@
 #include "compiler.h"
 
 #include <algorithm>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -13,6 +16,8 @@
 #include "lower/layout.h"
 #include "lower/module_lowering.h"
 #include "parse/parser.h"
+#include "target/amdgpu/amdgpu_target.h"
+#include "target/host/fiber_block_function.h"
 #include "target/host/host_target.h"
 
 namespace xcuda::ptx {
@@ -33,6 +38,66 @@ struct Compilation {
 };
 
 void parse(Compilation& compilation) { compilation.syntax = parse_module(compilation.text, compilation.diagnostics); }
+
+// Every name a statement mentions: operands (a call's callee and a function's address taken by
+// mov both appear as names) and address initialisers.
+template <typename Visit>
+void visit_names(const Operand& operand, const Visit& visit) {
+  visit(operand.name);
+  for (const Operand& element : operand.elements) visit_names(element, visit);
+}
+
+template <typename Visit>
+void visit_names(const VariableDeclaration& declaration, const Visit& visit) {
+  for (const InitialValue& value : declaration.initializer) visit(value.symbol);
+}
+
+template <typename Visit>
+void visit_names(const Statement& statement, const Visit& visit) {
+  if (const auto* instruction = std::get_if<Instruction>(&statement))
+    for (const Operand& operand : instruction->operands) visit_names(operand, visit);
+  if (const auto* declaration = std::get_if<VariableDeclaration>(&statement))
+    visit_names(*declaration, visit);
+}
+
+// CompileOptions::kernels: drops every function the chosen kernels cannot reach. Module variables
+// all stay, and so may name functions (a table of function pointers); those stay too.
+void select_kernels(Compilation& compilation) {
+  const std::vector<std::string>& chosen = compilation.options.kernels;
+  if (chosen.empty()) return;
+  std::vector<Function>& functions = compilation.syntax.functions;
+  for (const std::string& name : chosen)
+    if (std::none_of(functions.begin(), functions.end(),
+                     [&](const Function& function) { return function.is_entry && function.name == name; }))
+      compilation.diagnostics.error(SourceLocation{0, 0}, "no kernel named '" + name + "'");
+  // A prototype and its definition share a name: reaching the name keeps both.
+  std::unordered_multimap<std::string_view, const Function*> by_name;
+  for (const Function& function : functions) by_name.emplace(function.name, &function);
+  std::unordered_multimap<std::string_view, std::string_view> aliasees;
+  for (const FunctionAlias& alias : compilation.syntax.aliases) aliasees.emplace(alias.alias, alias.aliasee);
+  std::unordered_set<std::string> reached;
+  std::vector<std::string_view> pending;
+  auto reach = [&](std::string_view name) {
+    if (by_name.contains(name) && reached.emplace(name).second) pending.push_back(name);
+  };
+  for (const std::string& name : chosen) reach(name);
+  for (const VariableDeclaration& variable : compilation.syntax.variables)
+    visit_names(variable, reach);
+  while (!pending.empty()) {
+    std::string_view name = pending.back();
+    pending.pop_back();
+    // `.alias a, b;`: calls to a run b's body.
+    auto [first_aliasee, last_aliasee] = aliasees.equal_range(name);
+    for (auto aliasee = first_aliasee; aliasee != last_aliasee; ++aliasee) reach(aliasee->second);
+    auto [first, last] = by_name.equal_range(name);
+    for (auto entry = first; entry != last; ++entry)
+      for (const Statement& statement : entry->second->body) visit_names(statement, reach);
+  }
+  std::vector<Function> kept;
+  for (Function& function : functions)
+    if (reached.contains(function.name)) kept.push_back(std::move(function));
+  functions = std::move(kept);
+}
 
 void check(Compilation& compilation) { check_module(compilation.syntax, compilation.diagnostics); }
 
@@ -62,6 +127,8 @@ void host_runtime_services(Compilation& compilation) {
   }
 }
 
+void host_fiber_block_functions(Compilation& compilation) { host::form_fiber_block_functions(*compilation.ir); }
+
 void host_block_functions(Compilation& compilation) {
   auto stack_bytes = host::form_block_functions(*compilation.ir, compilation.diagnostics);
   for (KernelInfo& kernel : compilation.info.kernels)
@@ -75,6 +142,19 @@ void host_target_machine(Compilation& compilation) {
   compilation.ir->setTargetTriple(compilation.machine->getTargetTriple().str());
   compilation.ir->setDataLayout(compilation.machine->createDataLayout());
 }
+
+void write_ir(const Compilation& compilation, std::string_view suffix) {
+  if (compilation.options.ir_dump_prefix.empty()) return;
+  std::error_code error;
+  llvm::raw_fd_ostream out(compilation.options.ir_dump_prefix + std::string(suffix), error);
+  // A dump is a debugging aid: failing to write one must not fail the compile (the runtime
+  // logs an unwritable dump directory when it writes the module's PTX there).
+  if (!error) compilation.ir->print(out, nullptr);
+}
+
+void dump_unoptimized_ir(Compilation& compilation) { write_ir(compilation, ".unoptimized.ll"); }
+
+void dump_optimized_ir(Compilation& compilation) { write_ir(compilation, ".optimized.ll"); }
 
 void host_optimize(Compilation& compilation) {
   host::optimize(*compilation.ir, *compilation.machine, compilation.options.optimization_level);
@@ -93,16 +173,96 @@ struct Pass {
 // user sees every problem of the earliest stage that found any.
 constexpr Pass host_pipeline[] = {
     {"parse", parse},
+    {"select kernels", select_kernels},
     {"check", check},
     {"lay out memory", lay_out},
     {"lower to LLVM IR", lower},
     {"verify", verify},
     {"host: target machine", host_target_machine},
+    {"host: fiber block functions", host_fiber_block_functions},
     {"host: runtime services", host_runtime_services},
     {"host: block functions", host_block_functions},
     {"verify", verify},
+    {"dump unoptimized IR", dump_unoptimized_ir},
     {"host: optimize", host_optimize},
+    {"dump optimized IR", dump_optimized_ir},
     {"host: emit object", host_emit_object},
+};
+
+// The AMDGPU passes. Each finds the processor again by name; the target-machine pass has
+// reported an unknown one, which ends the run before any other.
+amdgpu::Processor amdgpu_processor(const Compilation& compilation) {
+  return *amdgpu::find_processor(compilation.options.amdgpu_processor);
+}
+
+void amdgpu_target_machine(Compilation& compilation) {
+  compilation.machine = amdgpu::create_target_machine(compilation.options.amdgpu_processor,
+                                                      compilation.options.optimization_level, compilation.diagnostics);
+  if (compilation.machine == nullptr) return;
+  compilation.ir->setTargetTriple(compilation.machine->getTargetTriple().str());
+  compilation.ir->setDataLayout(compilation.machine->createDataLayout());
+}
+
+void report_not_provided(Compilation& compilation, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    SourceLocation location{0, 0};
+    for (const Function& function : compilation.syntax.functions)
+      if (function.name == name) location = function.location;
+    compilation.diagnostics.error(location, "the " + compilation.options.amdgpu_processor + " target does not provide '" + name + "' yet");
+  }
+}
+
+void amdgpu_runtime_services(Compilation& compilation) {
+  report_not_provided(compilation, amdgpu::define_runtime_services(*compilation.ir, amdgpu_processor(compilation),
+                                                                   compilation.shared.static_bytes));
+}
+
+void amdgpu_kernels(Compilation& compilation) { amdgpu::form_kernels(*compilation.ir, compilation.info); }
+
+void amdgpu_device_libraries(Compilation& compilation) {
+  report_not_provided(compilation, amdgpu::link_device_libraries(*compilation.ir, amdgpu_processor(compilation),
+                                                                 compilation.options.code_object_version));
+}
+
+void amdgpu_finish(Compilation& compilation) {
+  int version = compilation.options.code_object_version;
+  if (version != 4 && version != 5) {
+    compilation.diagnostics.error(SourceLocation{0, 0}, "code object version " + std::to_string(version) + " is not 4 or 5");
+    return;
+  }
+  amdgpu::finish_module(*compilation.ir, version);
+}
+
+// Generic: the pass builder takes the target's own passes from the machine.
+void amdgpu_optimize(Compilation& compilation) { host_optimize(compilation); }
+
+void amdgpu_emit_code_object(Compilation& compilation) {
+  compilation.object = amdgpu::emit_code_object(*compilation.ir, *compilation.machine, compilation.diagnostics);
+}
+
+constexpr Pass amdgpu_pipeline[] = {
+    {"parse", parse},
+    {"select kernels", select_kernels},
+    {"check", check},
+    {"lay out memory", lay_out},
+    {"lower to LLVM IR", lower},
+    {"verify", verify},
+    {"amdgpu: target machine", amdgpu_target_machine},
+    {"amdgpu: runtime services", amdgpu_runtime_services},
+    {"amdgpu: kernels", amdgpu_kernels},
+    {"amdgpu: device libraries", amdgpu_device_libraries},
+    {"amdgpu: finish module", amdgpu_finish},
+    {"verify", verify},
+    {"dump unoptimized IR", dump_unoptimized_ir},
+    {"amdgpu: optimize", amdgpu_optimize},
+    {"dump optimized IR", dump_optimized_ir},
+    {"amdgpu: emit code object", amdgpu_emit_code_object},
+};
+
+constexpr Pass front_end[] = {
+    {"parse", parse},
+    {"check", check},
+    {"lay out memory", lay_out},
 };
 
 bool earlier(const Diagnostic& left, const Diagnostic& right) {
@@ -115,12 +275,14 @@ std::string Diagnostic::to_string() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
 }
 
-CompileResult compile(std::string_view ptx_text, const CompileOptions& options) {
+namespace {
+
+CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_text, const CompileOptions& options) {
   CompileResult result;
   Compilation compilation{ptx_text, options, DiagnosticSink(options.file_name), {}, {}, {}, {}, {}, {}, {}};
   const char* current = "start";
   try {
-    for (const Pass& pass : host_pipeline) {
+    for (const Pass& pass : pipeline) {
       current = pass.name;
       pass.run(compilation);
       if (compilation.diagnostics.has_errors()) break;
@@ -137,6 +299,17 @@ CompileResult compile(std::string_view ptx_text, const CompileOptions& options) 
     result.module = std::move(compilation.info);
   }
   return result;
+}
+
+}  // namespace
+
+CompileResult compile(std::string_view ptx_text, const CompileOptions& options) {
+  if (options.target == Target::amdgpu) return run_passes(amdgpu_pipeline, ptx_text, options);
+  return run_passes(host_pipeline, ptx_text, options);
+}
+
+CompileResult scan(std::string_view ptx_text, const CompileOptions& options) {
+  return run_passes(front_end, ptx_text, options);
 }
 
 }  // namespace xcuda::ptx

@@ -58,6 +58,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <memory>
 
 namespace xcuda::runtime {
 namespace {
@@ -302,15 +303,33 @@ Expected<std::string> decompress_zstd(const FatbinEntry& entry, const std::strin
                        " bytes, the entry declares " + std::to_string(entry.uncompressed_size));
   }
 
-  std::string output(entry.uncompressed_size, '\0');
-  const size_t produced =
-      ZSTD_decompress(output.data(), output.size(), entry.payload.data(), entry.payload.size());
-  if (ZSTD_isError(produced)) {
-    return image_error(where + ": zstd: " + ZSTD_getErrorName(produced));
+  // Stream into a buffer that grows with what the frames really produce: a frame without a
+  // content size could otherwise make a lying entry cost its whole declared size up front.
+  std::unique_ptr<ZSTD_DStream, size_t (*)(ZSTD_DStream*)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (stream == nullptr) return image_error(where + ": zstd: out of memory");
+  std::string output;
+  ZSTD_inBuffer input{entry.payload.data(), entry.payload.size(), 0};
+  size_t produced = 0;
+  // Non-zero while a frame is unfinished: the decoder may hold output it has not flushed yet.
+  size_t unfinished = 0;
+  while (input.pos < input.size || unfinished != 0) {
+    if (produced == output.size() && output.size() < entry.uncompressed_size) {
+      output.resize(std::min<uint64_t>(entry.uncompressed_size, std::max<uint64_t>(2 * output.size(), 1 << 16)));
+    }
+    const size_t consumed_before = input.pos;
+    ZSTD_outBuffer out{output.data(), output.size(), produced};
+    unfinished = ZSTD_decompressStream(stream.get(), &out, &input);
+    if (ZSTD_isError(unfinished)) return image_error(where + ": zstd: " + ZSTD_getErrorName(unfinished));
+    if (out.pos == produced && input.pos == consumed_before) {
+      return image_error(where + (produced == entry.uncompressed_size
+                                      ? ": zstd data holds more than the " + std::to_string(produced) + " bytes the entry declares"
+                                      : std::string(": zstd data is truncated")));
+    }
+    produced = out.pos;
   }
-  if (produced != output.size()) {
-    return image_error(where + ": zstd gave " + std::to_string(produced) +
-                       " bytes, the entry declares " + std::to_string(output.size()));
+  if (produced != entry.uncompressed_size) {
+    return image_error(where + ": zstd gave " + std::to_string(produced) + " bytes, the entry declares " +
+                       std::to_string(entry.uncompressed_size));
   }
   return output;
 }

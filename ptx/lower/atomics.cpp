@@ -1,6 +1,7 @@
 // atom and red as LLVM atomic read-modify-write operations. Blocks run concurrently on several
 // host threads, so these must be real atomics; they are sequentially consistent, which is at
 // least as strong as any ordering PTX can ask for.
+#include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 
 namespace xcuda::ptx {
@@ -29,6 +30,35 @@ std::optional<AtomicRMWInst::BinOp> operation_for(Operation operation, ScalarTyp
     case Operation::exch: return AtomicRMWInst::Xchg;
     default: return std::nullopt;
   }
+}
+
+// Half types (f16x2 and bf16x2 arrive as 32-bit integers) add in f32 and round back, in a
+// compare-exchange loop: the host has no bf16 arithmetic, and GCC 12's libgcc lacks the
+// __truncsfbf2 LLVM would call. f32 carries over twice their precision plus two bits, so the sum's
+// two roundings give PTX's one.
+Value* add_halves(FunctionLowering& lowering, Value* pointer, Value* operand, ScalarType type, llvm::Align alignment) {
+  auto& builder = lowering.builder();
+  auto ordering = llvm::AtomicOrdering::SequentiallyConsistent;
+  llvm::Type* bits = builder.getIntNTy(bit_width(type));
+  llvm::Type* arithmetic = arithmetic_type(lowering, type);
+  Value* addend = widen_half(lowering, builder.CreateBitCast(operand, arithmetic));
+  auto* initial = builder.CreateAlignedLoad(bits, pointer, alignment);
+  initial->setAtomic(llvm::AtomicOrdering::Monotonic);
+  llvm::BasicBlock* entry = builder.GetInsertBlock();
+  auto* retry = llvm::BasicBlock::Create(builder.getContext(), "atomic.retry", entry->getParent());
+  auto* done = llvm::BasicBlock::Create(builder.getContext(), "atomic.done", entry->getParent());
+  builder.CreateBr(retry);
+  builder.SetInsertPoint(retry);
+  llvm::PHINode* expected = builder.CreatePHI(bits, 2);
+  expected->addIncoming(initial, entry);
+  Value* sum = builder.CreateFAdd(widen_half(lowering, builder.CreateBitCast(expected, arithmetic)), addend);
+  Value* desired = builder.CreateBitCast(narrow_half(lowering, sum, type, NarrowRounding{}), bits);
+  auto* exchange = builder.CreateAtomicCmpXchg(pointer, expected, desired, alignment, ordering, ordering);
+  Value* seen = builder.CreateExtractValue(exchange, 0);
+  expected->addIncoming(seen, builder.GetInsertBlock());
+  builder.CreateCondBr(builder.CreateExtractValue(exchange, 1), done, retry);
+  builder.SetInsertPoint(done);
+  return seen;
 }
 
 void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bool returns_value) {
@@ -63,7 +93,10 @@ void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bo
       lowering.error(instruction.location, "this form of '" + instruction.opcode + "' is not supported yet");
       return;
     }
-    old = builder.CreateAtomicRMW(*operation, pointer, operand, alignment, ordering);
+    if (*operation == AtomicRMWInst::FAdd && is_half_type(type))
+      old = add_halves(lowering, pointer, operand, type, alignment);
+    else
+      old = builder.CreateAtomicRMW(*operation, pointer, operand, alignment, ordering);
   }
   if (returns_value) lowering.write(instruction.operands[0], old, type);
 }

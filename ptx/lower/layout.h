@@ -13,10 +13,15 @@
 namespace xcuda::ptx {
 
 // Every .shared variable of the module, at module or function scope, gets one offset valid in
-// every kernel, so a .func touching shared memory needs no per-kernel variant. Dynamic shared
-// memory (.extern .shared arrays) starts after all of them, 16-aligned.
+// every kernel, so a .func touching shared memory needs no per-kernel variant. Variables that no
+// one kernel reaches together (through the functions it calls) may overlap, so a kernel needs
+// only the bytes up to the end of the last variable it reaches, as on NVIDIA hardware.
+// static_bytes covers every variable; dynamic shared memory (.extern .shared arrays) starts after
+// it, 16-aligned, in every kernel, as a .func may address it too: a kernel reaching a dynamic
+// array therefore needs all of static_bytes.
 struct SharedLayout {
   std::unordered_map<const VariableDeclaration*, uint32_t> offsets;
+  std::unordered_map<const Function*, uint32_t> kernel_static_bytes;
   uint32_t static_bytes = 0;
   uint32_t dynamic_offset = 0;
 };

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cfenv>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <random>
 
@@ -289,8 +290,8 @@ TEST(PtxInstructions, NaNResultsMatchAnH200) {
   ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
   Slots out = snippet.run({0x7FC00001u, 0xFFA00000u, 0x7FF8000000000001ull, 0xFFF4000000000002ull});
   EXPECT_EQ(out[0], 0x7FFFFFFF'7FFFFFFFull);  // add and sqrt
-  EXPECT_EQ(out[1], 0xFFC00001'7FE00000ull);  // neg keeps the payload, abs quiets
-  EXPECT_EQ(out[2], 0xFFFC000000000002ull);   // min.f64 of two NaNs: the signalling one, quieted
+  EXPECT_EQ(out[1], 0x7FFFFFFF'7FFFFFFFull);  // abs and neg too (conformance float/abs_f32, neg_f32)
+  EXPECT_EQ(out[2], 0xFFFC000000000002ull);   // min.f64 of two NaNs: b, quieted
   EXPECT_EQ(out[3], 0xFFF8000000000000ull);
   EXPECT_EQ(out[4], 0x00000000'80000000ull);  // f64 → s32 gives 0x80000000, f32 → s32 gives 0
   EXPECT_EQ(out[5], 0x8000000000000000ull);
@@ -550,6 +551,30 @@ TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   EXPECT_EQ(out[5], 9u);
 }
 
+// libcusparse adds floats held in .b32 registers, packed halves among them.
+TEST(PtxInstructions, FloatAtomicsTakeIntegerRegisters) {
+  Snippet snippet("\tld.global.u32 %r2, [%rd1+8];\n"
+                  "\tatom.global.add.f32 %r1, [%rd1], %r2;\n\tst.global.u32 [%rd2], %r1;\n"
+                  "\tred.global.add.f32 [%rd1], %r2;\n"
+                  "\tld.global.u32 %r3, [%rd1];\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tld.global.u32 %r4, [%rd1+24];\n"
+                  "\tatom.global.add.noftz.f16x2 %r5, [%rd1+16], %r4;\n\tst.global.u32 [%rd2+16], %r5;\n"
+                  "\tred.global.add.noftz.f16x2 [%rd1+16], %r4;\n"
+                  "\tld.global.u32 %r6, [%rd1+16];\n\tst.global.u32 [%rd2+24], %r6;\n"
+                  "\tld.global.u32 %r7, [%rd1+40];\n"
+                  "\tatom.global.add.noftz.bf16x2 %r8, [%rd1+32], %r7;\n\tst.global.u32 [%rd2+32], %r8;\n"
+                  "\tld.global.u32 %r9, [%rd1+32];\n\tst.global.u32 [%rd2+40], %r9;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  // Halves (low lane first): (1.5, -2) + (0.25, 3) twice; bfloat16s: (1, 2) + (1, 2).
+  Slots out = snippet.run({bits(1.5f), bits(2.25f), 0xC0003E00u, 0x42003400u, 0x40003F80u, 0x40003F80u});
+  EXPECT_EQ(as_float(out[0]), 1.5f);
+  EXPECT_EQ(as_float(out[1]), 6.0f);
+  EXPECT_EQ(out[2], 0xC0003E00u);
+  EXPECT_EQ(out[3], 0x44004000u);
+  EXPECT_EQ(out[4], 0x40003F80u);
+  EXPECT_EQ(out[5], 0x40804000u);
+}
+
 TEST(PtxInstructions, PackingSharedAddressesAndGuards) {
   Snippet snippet("\t.shared .align 8 .b8 buffer[16];\n"
                   "\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n"
@@ -644,12 +669,118 @@ TEST(PtxInstructions, BarriersInLoopsAndFunctionsWithExitedThreads) {
   for (uint32_t i = 60; i < 64; ++i) EXPECT_EQ(out[i], 999u) << i;
 }
 
-TEST(PtxInstructions, UnsupportedFormsAreReportedWhereTheyAre) {
-  Snippet snippet("\tcvt.rz.f16.f32 %rs1, %f1;\n"
-                  "\tmov.u64 %rd3, %globaltimer;\n");
+// Each kernel counts only the .shared variables it reaches, directly or through the functions it
+// calls, so a module may hold more than one block could have, as toolkit libraries do.
+constexpr const char* two_large_arrays =
+    ".version 9.0\n.target sm_80\n.address_size 64\n"
+    ".shared .align 4 .b8 first[200000];\n.shared .align 4 .b8 second[200000];\n"
+    ".shared .align 4 .b8 small_a[16];\n.shared .align 4 .b8 small_b[16];\n"
+    ".func (.param .b32 result) round_trip_second(.param .b32 value)\n{\n\t.reg .b32 %r<3>;\n"
+    "\tld.param.b32 %r1, [value];\n\tst.shared.u32 [second+199996], %r1;\n"
+    "\tld.shared.u32 %r2, [second+199996];\n\tst.param.b32 [result], %r2;\n\tret;\n}\n"
+    ".visible .entry uses_first(.param .u64 out)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n"
+    "\tld.param.u64 %rd1, [out];\n\tst.shared.u32 [first+199996], 7;\n"
+    "\tld.shared.u32 %r1, [first+199996];\n\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n"
+    ".visible .entry uses_second(.param .u64 out)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n"
+    "\t.param .b32 value;\n\t.param .b32 result;\n\tld.param.u64 %rd1, [out];\n\tst.param.b32 [value], 9;\n"
+    "\tcall.uni (result), round_trip_second, (value);\n\tld.param.b32 %r1, [result];\n"
+    "\tst.global.u32 [%rd1], %r1;\n\tret;\n}\n"
+    ".visible .entry uses_both_small(.param .u64 out)\n{\n\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<2>;\n"
+    "\tld.param.u64 %rd1, [out];\n\tst.shared.u32 [small_a], 1;\n\tst.shared.u32 [small_b], 2;\n"
+    "\tld.shared.u32 %r1, [small_a];\n\tld.shared.u32 %r2, [small_b];\n"
+    "\tst.global.u32 [%rd1], %r1;\n\tst.global.u32 [%rd1+4], %r2;\n\tret;\n}\n";
+
+TEST(PtxInstructions, KernelsCountOnlyTheSharedVariablesTheyReach) {
+  LoadedModule module(two_large_arrays);
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  EXPECT_EQ(module.kernel("uses_first").static_shared_bytes, 200000u);
+  EXPECT_EQ(module.kernel("uses_second").static_shared_bytes, 200000u);
+  EXPECT_EQ(module.kernel("uses_both_small").static_shared_bytes, 32u);
+  for (auto [kernel, expected] : {std::pair{"uses_first", 7u}, std::pair{"uses_second", 9u}}) {
+    uint32_t out = 0;
+    ParameterBuffer parameters(module.kernel(kernel));
+    parameters.set(0, &out);
+    module.launch(kernel, {1, 1, 1}, {1, 1, 1}, parameters);
+    EXPECT_EQ(out, expected) << kernel;
+  }
+  std::array<uint32_t, 2> both{};
+  ParameterBuffer parameters(module.kernel("uses_both_small"));
+  parameters.set(0, both.data());
+  module.launch("uses_both_small", {1, 1, 1}, {1, 1, 1}, parameters);
+  EXPECT_EQ(both, (std::array<uint32_t, 2>{1, 2}));
+}
+
+// A .func may address dynamic shared memory with the same offset in every kernel, so it follows
+// all of the module's static variables, and a kernel reaching it counts them all.
+TEST(PtxInstructions, DynamicSharedMemoryFollowsEveryStaticVariable) {
+  std::string ptx = std::string(two_large_arrays) + ".extern .shared .align 16 .b8 dynamic[];\n"
+                    ".visible .entry uses_dynamic()\n{\n\tst.shared.u32 [dynamic], 1;\n\tret;\n}\n";
+  CompileResult result = compile(ptx, CompileOptions{});
+  ASSERT_TRUE(result.diagnostics.empty()) << result.diagnostics.front().to_string();
+  ASSERT_EQ(result.module.kernels.size(), 4u);
+  EXPECT_EQ(result.module.kernels[3].name, "uses_dynamic");
+  EXPECT_EQ(result.module.kernels[3].static_shared_bytes, 200000u);
+  EXPECT_EQ(result.module.kernels[2].static_shared_bytes, 32u);
+}
+
+TEST(PtxInstructions, OneKernelReachingTooMuchSharedMemoryIsReported) {
+  std::string ptx = std::string(two_large_arrays) +
+                    ".visible .entry uses_both_large()\n{\n\tst.shared.u32 [first], 1;\n"
+                    "\tst.shared.u32 [second], 1;\n\tret;\n}\n";
+  CompileResult result = compile(ptx, CompileOptions{});
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].message, "'second' takes the .shared variables of kernel 'uses_both_large' beyond 233472 bytes");
+}
+
+// `.alias name, body;`: a kernel calling name keeps body when CompileOptions::kernels drops the rest.
+TEST(PtxInstructions, SelectedKernelsKeepTheFunctionsTheirAliasesName) {
+  CompileOptions options;
+  options.kernels = {"calls_alias"};
+  CompileResult result = compile(".version 9.0\n.target sm_80\n.address_size 64\n"
+                                 ".func (.param .b32 result) twice(.param .b32 value)\n{\n\t.reg .b32 %r<3>;\n"
+                                 "\tld.param.b32 %r1, [value];\n\tadd.s32 %r2, %r1, %r1;\n\tst.param.b32 [result], %r2;\n\tret;\n}\n"
+                                 ".func (.param .b32 result) twice_again(.param .b32 value);\n"
+                                 ".alias twice_again, twice;\n"
+                                 ".visible .entry calls_alias()\n{\n\t.param .b32 value;\n\t.param .b32 result;\n"
+                                 "\tst.param.b32 [value], 3;\n\tcall.uni (result), twice_again, (value);\n\tret;\n}\n"
+                                 ".visible .entry other()\n{\n\tret;\n}\n",
+                                 options);
+  EXPECT_TRUE(result.diagnostics.empty()) << result.diagnostics.front().to_string();
+  ASSERT_EQ(result.module.kernels.size(), 1u);
+  EXPECT_EQ(result.module.kernels[0].name, "calls_alias");
+}
+
+TEST(PtxInstructions, InvalidFormsAreReportedWhereTheyAre) {
+  Snippet snippet("\tcvt.rn.s32.f32 %r1, %f1;\n"
+                  "\tcvt.rni.f16.f32 %rs1, %f1;\n");
   ASSERT_FALSE(snippet.ok());
-  EXPECT_EQ(snippet.diagnostics(), "test.ptx:14:2: cvt to a 16-bit float with directed rounding is not supported yet\n"
-                                   "test.ptx:15:16: '%globaltimer' is not supported yet\n");
+  EXPECT_EQ(snippet.diagnostics(), "test.ptx:14:2: cvt from float to integer needs .rni, .rzi, .rmi or .rpi\n"
+                                   "test.ptx:15:2: this form of cvt into .f16 is not valid\n");
+}
+
+// %globaltimer counts nanoseconds of a monotonic clock: the kernel's two readings lie, in order,
+// between the host's readings of CLOCK_MONOTONIC before and after the launch.
+TEST(PtxInstructions, GlobalTimerCountsMonotonicNanoseconds) {
+  Snippet snippet("\tmov.u64 %rd3, %globaltimer;\n"
+                  "\tmov.u32 %r1, %globaltimer_lo;\n"
+                  "\tmov.u32 %r2, %globaltimer_hi;\n"
+                  "\tmov.u64 %rd4, %globaltimer;\n"
+                  "\tst.global.u64 [%rd2], %rd3;\n\tst.global.u64 [%rd2+8], %rd4;\n"
+                  "\tst.global.u32 [%rd2+16], %r1;\n\tst.global.u32 [%rd2+24], %r2;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  auto now = [] {
+    timespec time{};
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return static_cast<uint64_t>(time.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(time.tv_nsec);
+  };
+  uint64_t before = now();
+  Slots out = snippet.run({});
+  uint64_t after = now();
+  EXPECT_LE(before, out[0]);
+  EXPECT_LE(out[0], out[1]);
+  EXPECT_LE(out[1], after);
+  EXPECT_LE(out[0] >> 32, out[3]);
+  EXPECT_LE(out[3], out[1] >> 32);
 }
 
 }  // namespace
