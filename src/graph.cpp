@@ -478,59 +478,52 @@ CUresult add_kernel(const char* function, CUgraphNode* result, CUgraph graph,
                   kernel_work(launch), launch);
 }
 
-CUresult set_copy(const char* function, CUgraphExec exec, CUgraphNode handle,
-                  const CUDA_MEMCPY3D* copy, CUcontext context) {
-  Node* target = as_node(handle);
-  if (CUresult status = exec ? exec_node(function, exec, handle, NodeKind::memcpy, target)
-                             : check_node(function, handle, NodeKind::memcpy);
-      status != CUDA_SUCCESS)
-    return status;
-  runtime::NodeWork work;
-  if (CUresult status = prepare_copy(function, copy, context, work); status != CUDA_SUCCESS)
-    return status;
-  target->set_work(std::move(work), *copy);
-  return CUDA_SUCCESS;
-}
-
-CUresult set_fill(const char* function, CUgraphExec exec, CUgraphNode handle,
-                  const CUDA_MEMSET_NODE_PARAMS* fill, CUcontext context) {
-  Node* target = as_node(handle);
-  if (CUresult status = exec ? exec_node(function, exec, handle, NodeKind::memset, target)
-                             : check_node(function, handle, NodeKind::memset);
-      status != CUDA_SUCCESS)
-    return status;
-  runtime::NodeWork work;
-  if (CUresult status = prepare_fill(function, fill, context, work); status != CUDA_SUCCESS)
-    return status;
-  target->set_work(std::move(work), *fill);
-  return CUDA_SUCCESS;
-}
-
-CUresult set_host(const char* function, CUgraphExec exec, CUgraphNode handle,
-                  const CUDA_HOST_NODE_PARAMS* host) {
-  Node* target = as_node(handle);
-  if (CUresult status = exec ? exec_node(function, exec, handle, NodeKind::host, target)
-                             : check_node(function, handle, NodeKind::host);
-      status != CUDA_SUCCESS)
-    return status;
-  runtime::NodeWork work;
-  if (CUresult status = prepare_host(function, host, work); status != CUDA_SUCCESS) return status;
-  target->set_work(std::move(work), *host);
-  return CUDA_SUCCESS;
-}
-
-CUresult set_event(const char* function, CUgraphExec exec, CUgraphNode handle, NodeKind kind,
-                   CUevent event) {
+// Gives a node (of an executable graph when `exec` is set) new work: `prepare` builds it from the
+// caller's parameters and `describe` keeps them for the getters, once they proved valid.
+template <typename Prepare, typename Describe>
+CUresult set_node(const char* function, CUgraphExec exec, CUgraphNode handle, NodeKind kind,
+                  Prepare prepare, Describe describe) {
   Node* target = as_node(handle);
   if (CUresult status = exec ? exec_node(function, exec, handle, kind, target)
                              : check_node(function, handle, kind);
       status != CUDA_SUCCESS)
     return status;
   runtime::NodeWork work;
-  if (CUresult status = prepare_event(function, event, kind, work); status != CUDA_SUCCESS)
-    return status;
-  target->set_work(std::move(work), event);
+  if (CUresult status = prepare(work); status != CUDA_SUCCESS) return status;
+  target->set_work(std::move(work), describe());
   return CUDA_SUCCESS;
+}
+
+CUresult set_copy(const char* function, CUgraphExec exec, CUgraphNode handle,
+                  const CUDA_MEMCPY3D* copy, CUcontext context) {
+  return set_node(
+      function, exec, handle, NodeKind::memcpy,
+      [&](runtime::NodeWork& work) { return prepare_copy(function, copy, context, work); },
+      [&] { return std::any(*copy); });
+}
+
+CUresult set_fill(const char* function, CUgraphExec exec, CUgraphNode handle,
+                  const CUDA_MEMSET_NODE_PARAMS* fill, CUcontext context) {
+  return set_node(
+      function, exec, handle, NodeKind::memset,
+      [&](runtime::NodeWork& work) { return prepare_fill(function, fill, context, work); },
+      [&] { return std::any(*fill); });
+}
+
+CUresult set_host(const char* function, CUgraphExec exec, CUgraphNode handle,
+                  const CUDA_HOST_NODE_PARAMS* host) {
+  return set_node(
+      function, exec, handle, NodeKind::host,
+      [&](runtime::NodeWork& work) { return prepare_host(function, host, work); },
+      [&] { return std::any(*host); });
+}
+
+CUresult set_event(const char* function, CUgraphExec exec, CUgraphNode handle, NodeKind kind,
+                   CUevent event) {
+  return set_node(
+      function, exec, handle, kind,
+      [&](runtime::NodeWork& work) { return prepare_event(function, event, kind, work); },
+      [&] { return std::any(event); });
 }
 
 CUresult get_event(const char* function, CUgraphNode handle, NodeKind kind, CUevent* result) {
