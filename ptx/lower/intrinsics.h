@@ -19,6 +19,19 @@ inline std::string special_register(std::string_view name, std::string_view comp
 }
 inline constexpr std::string_view special_register_prefix = "xcuda.sreg.";
 
+// The inverse of special_register(), for the targets that define them: {"tid", "x"} from
+// "xcuda.sreg.tid.x", {"laneid", ""} from "xcuda.sreg.laneid".
+struct SpecialRegisterName {
+  std::string_view name;
+  std::string_view component;
+};
+inline SpecialRegisterName parse_special_register(std::string_view intrinsic) {
+  std::string_view rest = intrinsic.substr(special_register_prefix.size());
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos) return {rest, {}};
+  return {rest.substr(0, dot), rest.substr(dot + 1)};
+}
+
 inline constexpr const char* shared_base = "xcuda.shared_base";  // ptr (ptr context)
 inline constexpr const char* barrier = "xcuda.barrier";          // void (ptr context, i32 id)
 // Every other barrier form (a thread count, bar.arrive, bar.red): i32 (ptr context, i32 id,

@@ -233,10 +233,8 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
       builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
       builder.CreateUnreachable();
     } else if (name.starts_with(intrinsics::special_register_prefix)) {
-      std::string_view rest = name.substr(intrinsics::special_register_prefix.size());
-      size_t dot = rest.find('.');
-      std::string_view component = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
-      Value* value = special_register(builder, processor, rest.substr(0, dot), component, static_shared_bytes);
+      auto [register_name, component] = intrinsics::parse_special_register(name);
+      Value* value = special_register(builder, processor, register_name, component, static_shared_bytes);
       if (value == nullptr) {
         function->getEntryBlock().eraseFromParent();
         missing.emplace_back(name);
