@@ -372,7 +372,9 @@ ImageKind classify_image(const void* image, size_t size_bound) {
   if (image == nullptr || size_bound == 0) return ImageKind::unknown;
   const auto* bytes = static_cast<const uint8_t*>(image);
   if (starts_with_bytes(bytes, size_bound, fatbin_magic_bytes)) return ImageKind::fatbin;
-  if (starts_with_bytes(bytes, size_bound, wrapper_magic_bytes)) {
+  // An image known to be shorter than a wrapper cannot be one (a fuzz finding: read_wrapper
+  // then read past its end).
+  if (size_bound >= wrapper_size && starts_with_bytes(bytes, size_bound, wrapper_magic_bytes)) {
     return ImageKind::fatbin_wrapper;
   }
   if (starts_with_bytes(bytes, size_bound, elf_magic_bytes)) return ImageKind::elf;

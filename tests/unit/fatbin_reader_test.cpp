@@ -106,6 +106,9 @@ TEST(ClassifyImage, RecognisesEachKind) {
 
   const Wrapper wrapper{.data = fatbin.data()};
   EXPECT_EQ(classify_image(&wrapper), ImageKind::fatbin_wrapper);
+  EXPECT_EQ(classify_image(&wrapper, sizeof wrapper), ImageKind::fatbin_wrapper);
+  // The fuzzer's finding: wrapper magic in an image shorter than a wrapper.
+  EXPECT_EQ(classify_image(&wrapper, sizeof wrapper - 7), ImageKind::unknown);
 
   const Bytes executable = read_data_file("probe_executable");
   ASSERT_FALSE(executable.empty());
