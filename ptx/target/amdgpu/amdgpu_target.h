@@ -7,12 +7,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler.h"
 #include "diagnostics.h"
 
 namespace llvm {
+class Function;
+class GlobalVariable;
 class Module;
 class TargetMachine;
 }  // namespace llvm
@@ -33,19 +36,44 @@ std::optional<Processor> find_processor(const std::string& name);
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const std::string& processor, int optimization_level,
                                                            DiagnosticSink& diagnostics);
 
+// The lowering's helpers for operations under a directed rounding mode (lower/floating_point.cpp).
+inline constexpr std::string_view rounded_helper_prefix = "xcuda.rounded.";
+
+// Gives the helpers for integer-to-float conversions, divisions and square roots under
+// .rz/.rm/.rp code the AMDGPU back end can make (see directed_rounding.cpp). Returns the helpers
+// it cannot.
+std::vector<std::string> expand_directed_rounding(llvm::Module& module);
+
+// LDS bytes ahead of the module's .shared variables holding the state of PTX's 16 barriers, in
+// modules that use counted or named barriers, and the function (void ()) that clears it, which
+// every kernel of such a module calls first.
+inline constexpr uint32_t barrier_records_bytes = 256;
+inline constexpr const char* reset_barriers_function = "xcuda.amdgpu.reset_barriers";
+
+// Defines intrinsics::barrier_operation with the records at the start of `records` (in LDS), and
+// reset_barriers_function.
+void define_barrier_operation(llvm::Function& function, const Processor& processor, llvm::GlobalVariable& records);
+
+// Defines `function` if it is vprintf or __assertfail (through ROCm's ockl, as HIP does);
+// returns false for any other.
+bool define_device_printf(llvm::Function& function);
+
 // Gives the target-neutral intrinsics their AMDGPU meaning (work-item intrinsics, LDS, s_barrier,
-// wavefront permutes). Returns the names of external functions called but not provided
-// (vprintf, __assertfail, ...), for the caller to report where they are declared.
+// wavefront permutes, counted barriers, printf and assert). Returns the names of external
+// functions called but not provided (malloc, ...), for the caller to report where they are
+// declared.
 std::vector<std::string> define_runtime_services(llvm::Module& module, const Processor& processor,
                                                  uint32_t static_shared_bytes);
 
 // Wraps each kernel listed in the kernels metadata in an amdgpu_kernel of the PTX name whose
 // kernarg segment holds the PTX parameters at their .param offsets, one by-reference argument
-// each, so the code object's metadata describes the layout the runtime packs.
-void form_kernels(llvm::Module& module, const ModuleInfo& info);
+// each, so the code object's metadata describes the layout the runtime packs; with the block
+// size and occupancy (.minnctapersm) attributes their directives ask for.
+void form_kernels(llvm::Module& module, const ModuleInfo& info, const Processor& processor);
 
-// Defines the C library functions the lowering calls (tanhf, ...) from ROCm's ocml bitcode.
-// Returns the names it cannot provide.
+// Defines the C library functions the lowering calls (tanhf, ...) from ROCm's ocml bitcode, and
+// the __ockl_ functions printf and assert call from its ockl bitcode. Returns the names it
+// cannot provide.
 std::vector<std::string> link_device_libraries(llvm::Module& module, const Processor& processor,
                                                int code_object_version);
 

@@ -28,7 +28,19 @@ void set_block_size_attributes(llvm::Function& kernel, const KernelInfo& info) {
   kernel.setMetadata("reqd_work_group_size", llvm::MDNode::get(context, sizes));
 }
 
-void form_kernel(llvm::Function& body, const KernelInfo& info) {
+// .minnctapersm asks for that many blocks per SM at once, which bounds the registers per thread.
+// An SM's counterpart is a compute unit (gfx9) or a workgroup processor (gfx10+), both of four
+// SIMDs, so the request is that many blocks' wavefronts spread over four SIMDs. LLVM ignores a
+// request beyond what the processor can hold (8 wavefronts per SIMD on gfx9, 16 or 20 on gfx10+).
+void set_occupancy_attribute(llvm::Function& kernel, const KernelInfo& info, const Processor& processor) {
+  if (info.min_blocks_per_multiprocessor == 0 || info.max_threads_per_block == 0) return;
+  constexpr uint64_t simds_per_unit = 4;
+  uint64_t wavefronts_per_block = (info.max_threads_per_block + processor.wavefront_size - 1) / processor.wavefront_size;
+  uint64_t wavefronts = (info.min_blocks_per_multiprocessor * wavefronts_per_block + simds_per_unit - 1) / simds_per_unit;
+  kernel.addFnAttr("amdgpu-waves-per-eu", std::to_string(wavefronts));
+}
+
+void form_kernel(llvm::Function& body, const KernelInfo& info, const Processor& processor) {
   llvm::Module& module = *body.getParent();
   llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> builder(context);
@@ -47,7 +59,9 @@ void form_kernel(llvm::Function& body, const KernelInfo& info) {
                          llvm::Attribute::getWithAlignment(context, llvm::Align(std::max<uint32_t>(parameter.alignment, 1))));
   }
   set_block_size_attributes(*kernel, info);
+  set_occupancy_attribute(*kernel, info, processor);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
+  if (llvm::Function* reset = module.getFunction(reset_barriers_function)) builder.CreateCall(reset);
   // The body reads parameters at their .param offsets from one pointer: the segment's start.
   llvm::Value* segment = builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_kernarg_segment_ptr, {}, {});
   llvm::Value* parameters = builder.CreateAddrSpaceCast(segment, builder.getPtrTy());
@@ -61,7 +75,7 @@ void form_kernel(llvm::Function& body, const KernelInfo& info) {
 
 }  // namespace
 
-void form_kernels(llvm::Module& module, const ModuleInfo& info) {
+void form_kernels(llvm::Module& module, const ModuleInfo& info, const Processor& processor) {
   llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
   if (kernels == nullptr) return;
   std::vector<std::pair<llvm::Function*, std::string>> entries;
@@ -71,7 +85,7 @@ void form_kernels(llvm::Module& module, const ModuleInfo& info) {
   kernels->eraseFromParent();
   for (const auto& [body, name] : entries)
     for (const KernelInfo& kernel : info.kernels)
-      if (kernel.name == name) form_kernel(*body, kernel);
+      if (kernel.name == name) form_kernel(*body, kernel, processor);
 }
 
 }  // namespace xcuda::ptx::amdgpu

@@ -37,6 +37,8 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const std::string& na
     LLVMInitializeAMDGPUTarget();
     LLVMInitializeAMDGPUTargetMC();
     LLVMInitializeAMDGPUAsmPrinter();
+    // Inline assembly, which ockl's bitcode holds, is parsed while the object is written.
+    LLVMInitializeAMDGPUAsmParser();
   });
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);

@@ -95,6 +95,10 @@ void finish_module(llvm::Module& module, int code_object_version) {
       alloca->eraseFromParent();
     }
   }
+  // The assembler calls unnamed functions and variables __unnamed_<n>, names nvcc also gives PTX
+  // variables (an assert's function name): named, they cannot collide.
+  for (llvm::GlobalValue& value : module.global_values())
+    if (!value.hasName()) value.setName("xcuda.unnamed");
   // The lowering leaves .global and .const variables in the generic address space; on AMDGPU
   // variables live in the global one, and generic pointers reach them through a cast.
   std::vector<llvm::GlobalVariable*> generic;

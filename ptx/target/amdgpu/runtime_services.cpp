@@ -2,17 +2,15 @@
 // and the HSA dispatch packet (valid in code object v4 and v5 alike), shared memory is LDS, a
 // barrier is s_barrier between workgroup fences, and warp exchanges use the wavefront itself:
 // the lanes that arrive together are the active lanes of the warp, and a lane reads a peer's
-// offer with ds_bpermute.
-#include <algorithm>
+// offer with ds_bpermute. Counted barriers, printf and assert have files of their own.
 #include <unordered_map>
 
 #include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/Module.h>
 
 #include "lower/intrinsics.h"
-#include "target/amdgpu/amdgpu_target.h"
+#include "target/amdgpu/work_item.h"
 
 namespace xcuda::ptx::amdgpu {
 namespace {
@@ -20,76 +18,59 @@ namespace {
 using llvm::Value;
 
 constexpr unsigned lds_address_space = 3;
-constexpr uint32_t warp_size = 32;
 
-// hsa_kernel_dispatch_packet_t, from the HSA runtime specification.
-constexpr uint64_t workgroup_size_offset = 4;  // u16 x, y, z
-constexpr uint64_t grid_size_offset = 12;      // u32 x, y, z, in work-items
-constexpr uint64_t group_segment_size_offset = 24;  // u32: static plus dynamic LDS bytes
+// HW_ID (gfx9) and HW_ID1 (gfx10 and later), read with s_getreg_b32: where the wavefront runs.
+struct HardwareIdentity {
+  uint32_t register_id;
+  uint32_t unit_offset;    // CU_ID (gfx9) or WGP_ID, 4 bits
+  uint32_t array_offset;   // SH_ID or SA_ID, 1 bit
+  uint32_t engine_offset;  // SE_ID, up to 3 bits
+};
+constexpr HardwareIdentity gfx9_identity{4, 8, 12, 13};
+constexpr HardwareIdentity gfx10_identity{23, 10, 16, 18};
+constexpr uint32_t xcc_id_register = 20;  // XCC_ID (gfx940 and later): the chiplet, 4 bits
 
-Value* dispatch_field(llvm::IRBuilder<>& builder, uint64_t offset, llvm::Type* type) {
-  Value* packet = builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_dispatch_ptr, {}, {});
-  auto* load = builder.CreateLoad(type, builder.CreateConstGEP1_64(builder.getInt8Ty(), packet, offset));
-  load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(builder.getContext(), {}));
-  return builder.CreateZExt(load, builder.getInt32Ty());
+Value* hardware_field(llvm::IRBuilder<>& builder, uint32_t register_id, uint32_t offset, uint32_t bits) {
+  uint32_t operand = register_id | offset << 6 | (bits - 1) << 11;  // s_getreg's simm16
+  return builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_getreg, {}, {builder.getInt32(operand)});
 }
 
-Value* block_dimension(llvm::IRBuilder<>& builder, uint32_t axis) {
-  return dispatch_field(builder, workgroup_size_offset + 2 * axis, builder.getInt16Ty());
+bool has_chiplets(const Processor& processor) { return processor.name.starts_with("gfx94") || processor.name.starts_with("gfx95"); }
+
+// %smid: the compute unit (gfx9) or workgroup processor (gfx10+) of the wavefront, its shader
+// array and engine, and on gfx940+ its chiplet, packed as bits; %nsmid is one past the largest
+// such number, which PTX allows (SM ids need not be contiguous). Neither is a count of units.
+uint32_t processor_unit_bits(const Processor& processor) { return 8 + (has_chiplets(processor) ? 4 : 0); }
+
+Value* processor_unit(llvm::IRBuilder<>& builder, const Processor& processor) {
+  const HardwareIdentity& identity = processor.isa_version < 10000 ? gfx9_identity : gfx10_identity;
+  Value* unit = hardware_field(builder, identity.register_id, identity.unit_offset, 4);
+  unit = builder.CreateOr(unit, builder.CreateShl(hardware_field(builder, identity.register_id, identity.array_offset, 1), 4));
+  unit = builder.CreateOr(unit, builder.CreateShl(hardware_field(builder, identity.register_id, identity.engine_offset, 3), 5));
+  if (has_chiplets(processor)) unit = builder.CreateOr(unit, builder.CreateShl(hardware_field(builder, xcc_id_register, 0, 4), 8));
+  return unit;
 }
 
-Value* thread_index(llvm::IRBuilder<>& builder, uint32_t axis) {
-  static constexpr llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::amdgcn_workitem_id_x, llvm::Intrinsic::amdgcn_workitem_id_y,
-                                                 llvm::Intrinsic::amdgcn_workitem_id_z};
-  return builder.CreateIntrinsic(ids[axis], {}, {});
-}
-
-Value* block_index(llvm::IRBuilder<>& builder, uint32_t axis) {
-  static constexpr llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::amdgcn_workgroup_id_x, llvm::Intrinsic::amdgcn_workgroup_id_y,
-                                                 llvm::Intrinsic::amdgcn_workgroup_id_z};
-  return builder.CreateIntrinsic(ids[axis], {}, {});
-}
-
-// The dispatch packet counts the grid in work-items; the HIP runtime launches whole blocks.
-Value* grid_dimension(llvm::IRBuilder<>& builder, uint32_t axis) {
-  Value* items = dispatch_field(builder, grid_size_offset + 4 * axis, builder.getInt32Ty());
-  return builder.CreateUDiv(items, block_dimension(builder, axis));
-}
-
-Value* linear_thread_index(llvm::IRBuilder<>& builder) {
-  Value* plane = builder.CreateAdd(thread_index(builder, 1), builder.CreateMul(block_dimension(builder, 1), thread_index(builder, 2)));
-  return builder.CreateAdd(thread_index(builder, 0), builder.CreateMul(block_dimension(builder, 0), plane));
-}
-
-// The lane's index in its wavefront.
-Value* wavefront_lane(llvm::IRBuilder<>& builder, const Processor& processor) {
-  Value* low = builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {builder.getInt32(~0u), builder.getInt32(0)});
-  if (processor.wavefront_size == 32) return low;
-  return builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {builder.getInt32(~0u), low});
-}
-
-// Wavefront lanes follow the linear thread index, so a 32-lane CUDA warp is a wave32 wavefront or
-// one half of a wave64 one.
-Value* lane_id(llvm::IRBuilder<>& builder, const Processor& processor) {
-  return builder.CreateAnd(wavefront_lane(builder, processor), warp_size - 1);
-}
-
+// `reserved_bytes`: the LDS ahead of the .shared variables that the program does not see.
 Value* special_register(llvm::IRBuilder<>& builder, const Processor& processor, std::string_view name,
-                        std::string_view component, uint32_t static_shared_bytes) {
+                        std::string_view component, uint32_t static_shared_bytes, uint32_t reserved_bytes) {
   uint32_t axis = component == "y" ? 1 : component == "z" ? 2 : 0;
   if (name == "tid") return thread_index(builder, axis);
   if (name == "ntid") return block_dimension(builder, axis);
   if (name == "ctaid") return block_index(builder, axis);
   if (name == "nctaid") return grid_dimension(builder, axis);
-  Value* total_shared = dispatch_field(builder, group_segment_size_offset, builder.getInt32Ty());
+  if (name == "smid") return processor_unit(builder, processor);
+  if (name == "nsmid") return builder.getInt32(1u << processor_unit_bits(processor));
+  // The dispatch's number in its queue: unique among the grids of a queue, as %gridid is among
+  // the grids of a context.
+  if (name == "gridid") return builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_dispatch_id, {}, {});
+  Value* total_shared = builder.CreateSub(dispatch_field(builder, group_segment_size_offset, builder.getInt32Ty()),
+                                          builder.getInt32(reserved_bytes));
   if (name == "total_smem_size") return total_shared;
   if (name == "dynamic_smem_size") return builder.CreateSub(total_shared, builder.getInt32((static_shared_bytes + 15) / 16 * 16));
   if (name == "clock64") return builder.CreateIntrinsic(llvm::Intrinsic::readcyclecounter, {}, {});
   if (name == "clock") return builder.CreateTrunc(builder.CreateIntrinsic(llvm::Intrinsic::readcyclecounter, {}, {}), builder.getInt32Ty());
-  if (name == "nwarpid") {
-    Value* size = builder.CreateMul(builder.CreateMul(block_dimension(builder, 0), block_dimension(builder, 1)), block_dimension(builder, 2));
-    return builder.CreateLShr(builder.CreateAdd(size, builder.getInt32(warp_size - 1)), 5);
-  }
+  if (name == "nwarpid") return builder.CreateLShr(builder.CreateAdd(block_thread_count(builder), builder.getInt32(warp_size - 1)), 5);
   if (name == "warpid") return builder.CreateLShr(linear_thread_index(builder), 5);
   Value* lane = lane_id(builder, processor);
   if (name == "laneid") return lane;
@@ -101,15 +82,16 @@ Value* special_register(llvm::IRBuilder<>& builder, const Processor& processor, 
   if (name == "lanemask_le") return up_to;
   if (name == "lanemask_ge") return builder.CreateNot(below);
   if (name == "lanemask_gt") return builder.CreateNot(up_to);
-  return nullptr;  // %smid, %nsmid, %gridid: not provided yet
+  return nullptr;
 }
 
-// One LDS variable holds every static .shared variable of the module at its layout offset; the
-// dynamic part follows it, where the runtime's dynamic LDS begins. Without static variables the
-// base is the dynamic LDS itself (a zero-sized external LDS variable, as HIP's extern __shared__).
-llvm::GlobalVariable* shared_memory(llvm::Module& module, uint32_t static_shared_bytes) {
+// One LDS variable holds the reserved bytes (barrier records) and then every static .shared
+// variable of the module at its layout offset; the dynamic part follows it, where the runtime's
+// dynamic LDS begins. Without either the base is the dynamic LDS itself (a zero-sized external
+// LDS variable, as HIP's extern __shared__).
+llvm::GlobalVariable* shared_memory(llvm::Module& module, uint32_t static_shared_bytes, uint32_t reserved_bytes) {
   llvm::LLVMContext& context = module.getContext();
-  uint64_t bytes = (uint64_t{static_shared_bytes} + 15) / 16 * 16;
+  uint64_t bytes = reserved_bytes + (uint64_t{static_shared_bytes} + 15) / 16 * 16;
   auto* type = llvm::ArrayType::get(llvm::Type::getInt8Ty(context), bytes);
   auto* variable = new llvm::GlobalVariable(module, type, false,
                                             bytes == 0 ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
@@ -147,11 +129,7 @@ llvm::AllocaInst* offer_slot(llvm::Function& function, std::unordered_map<llvm::
 Value* exchange(llvm::IRBuilder<>& builder, const Processor& processor, llvm::AllocaInst* slot, Value* offer) {
   builder.CreateStore(offer, slot);
   builder.CreateFence(llvm::AtomicOrdering::AcquireRelease, builder.getContext().getOrInsertSyncScopeID("wavefront"));
-  llvm::Type* mask_type = builder.getIntNTy(processor.wavefront_size);
-  Value* active = builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_ballot, {mask_type}, {builder.getTrue()});
-  if (processor.wavefront_size == 32) return active;
-  Value* half = builder.CreateZExt(builder.CreateAnd(wavefront_lane(builder, processor), warp_size), mask_type);
-  return builder.CreateTrunc(builder.CreateLShr(active, half), builder.getInt32Ty());
+  return warp_ballot(builder, processor, builder.getTrue());
 }
 
 // peer(context, lane): the offer `lane` of this warp kept, read from its register by ds_bpermute
@@ -192,20 +170,6 @@ void replace_warp_calls(llvm::Module& module, const Processor& processor) {
   }
 }
 
-// Operations under a directed rounding mode (the lowering's strict helpers) that LLVM 19 expands
-// on AMDGPU into library calls, which a code object cannot make: LLVM would abort the process.
-bool needs_library_calls(const llvm::Function& function) {
-  static constexpr llvm::Intrinsic::ID expanded[] = {llvm::Intrinsic::experimental_constrained_sitofp,
-                                                     llvm::Intrinsic::experimental_constrained_uitofp,
-                                                     llvm::Intrinsic::experimental_constrained_fdiv,
-                                                     llvm::Intrinsic::experimental_constrained_sqrt};
-  for (const llvm::BasicBlock& block : function)
-    for (const llvm::Instruction& instruction : block)
-      if (const auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction))
-        if (std::find(std::begin(expanded), std::end(expanded), call->getIntrinsicID()) != std::end(expanded)) return true;
-  return false;
-}
-
 }  // namespace
 
 std::vector<std::string> define_runtime_services(llvm::Module& module, const Processor& processor,
@@ -214,19 +178,31 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
   std::vector<std::string> missing;
   std::vector<llvm::Function*> declarations;
   for (llvm::Function& function : module)
-    if (needs_library_calls(function)) missing.emplace_back(function.getName());
-  for (llvm::Function& function : module)
     if (function.isDeclaration() && !function.isIntrinsic() && !function.use_empty()) declarations.push_back(&function);
+  llvm::Function* barrier_operation = module.getFunction(intrinsics::barrier_operation);
+  uint32_t reserved_bytes = barrier_operation != nullptr && !barrier_operation->use_empty() ? barrier_records_bytes : 0;
+  llvm::GlobalVariable* lds = nullptr;
+  auto lds_block = [&] {
+    if (lds == nullptr) lds = shared_memory(module, static_shared_bytes, reserved_bytes);
+    return lds;
+  };
   for (llvm::Function* function : declarations) {
     std::string_view name = function->getName();
+    if (define_device_printf(*function)) continue;
     if (function->hasFnAttribute(intrinsics::external_function_attribute)) {
       missing.emplace_back(name);
       continue;
     }
     if (!name.starts_with("xcuda.")) continue;  // a C library function: see link_device_libraries
+    if (function == barrier_operation) {
+      define_barrier_operation(*function, processor, *lds_block());
+      make_inline_body(*function);
+      continue;
+    }
     llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", function));
     if (name == intrinsics::shared_base) {
-      builder.CreateRet(builder.CreateAddrSpaceCast(shared_memory(module, static_shared_bytes), builder.getPtrTy()));
+      Value* base = builder.CreateConstGEP1_32(builder.getInt8Ty(), lds_block(), reserved_bytes);
+      builder.CreateRet(builder.CreateAddrSpaceCast(base, builder.getPtrTy()));
     } else if (name == intrinsics::barrier) {
       define_barrier(builder);
     } else if (name == intrinsics::trap) {
@@ -234,7 +210,7 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
       builder.CreateUnreachable();
     } else if (name.starts_with(intrinsics::special_register_prefix)) {
       auto [register_name, component] = intrinsics::parse_special_register(name);
-      Value* value = special_register(builder, processor, register_name, component, static_shared_bytes);
+      Value* value = special_register(builder, processor, register_name, component, static_shared_bytes, reserved_bytes);
       if (value == nullptr) {
         function->getEntryBlock().eraseFromParent();
         missing.emplace_back(name);
