@@ -38,6 +38,9 @@ struct DeviceProperties {
   bool managed_memory = true;
   bool concurrent_kernels = true;
   bool cooperative_launch = true;
+  // cuMemCreate, cuMemMap and the rest, with POSIX file descriptor handles, and CUDA IPC of
+  // memory and events.
+  bool virtual_memory = false;
 };
 
 }  // namespace xcuda::runtime

@@ -1,6 +1,8 @@
 #include "runtime/event.h"
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 #include <vector>
 
 namespace xcuda::runtime {
@@ -31,6 +33,11 @@ void wait_for_marker(void* data) {
 }  // namespace
 
 void Event::State::reach(uint64_t generation) {
+  if (shared) {
+    uint64_t reached = shared->reached.load();
+    while (reached < generation && !shared->reached.compare_exchange_weak(reached, generation)) {
+    }
+  }
   {
     std::lock_guard lock(mutex);
     if (generation > reached_generation) {
@@ -42,6 +49,13 @@ void Event::State::reach(uint64_t generation) {
 }
 
 void Event::State::wait_until(uint64_t generation) {
+  // Another process's progress signals nothing here, so it is polled, ever less often.
+  if (shared) {
+    for (auto pause = std::chrono::microseconds(10); shared->reached.load() < generation;
+         pause = std::min(pause * 2, std::chrono::microseconds(1000)))
+      std::this_thread::sleep_for(pause);
+    return;
+  }
   std::unique_lock lock(mutex);
   reached_changed.wait(lock, [&] { return reached_generation >= generation; });
 }
@@ -52,12 +66,20 @@ Event::Event(Context& context, bool timing)
 uint64_t Event::next_generation() {
   std::lock_guard lock(state_->mutex);
   state_->ever_recorded = true;
+  if (state_->shared) return state_->shared->recorded.fetch_add(1) + 1;
   return ++state_->recorded_generation;
 }
 
 uint64_t Event::last_generation() const {
   std::lock_guard lock(state_->mutex);
+  if (state_->shared) return state_->shared->recorded.load();
   return state_->recorded_generation;
+}
+
+void Event::share(SharedGenerations* generations, std::shared_ptr<void> memory) {
+  std::lock_guard lock(state_->mutex);
+  state_->shared = generations;
+  state_->shared_memory = std::move(memory);
 }
 
 void Event::record(Stream& stream) {
@@ -95,17 +117,11 @@ void Event::record_context() {
 
 bool Event::complete() const {
   std::lock_guard lock(state_->mutex);
+  if (state_->shared) return state_->shared->reached.load() >= state_->shared->recorded.load();
   return state_->reached_generation >= state_->recorded_generation;
 }
 
-void Event::wait() const {
-  uint64_t target;
-  {
-    std::lock_guard lock(state_->mutex);
-    target = state_->recorded_generation;
-  }
-  state_->wait_until(target);
-}
+void Event::wait() const { state_->wait_until(last_generation()); }
 
 Expected<std::chrono::steady_clock::time_point> Event::State::completion_time() {
   std::lock_guard lock(mutex);

@@ -1,6 +1,7 @@
 // CUDA events: a marker recorded into a stream, complete when the stream reaches it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -35,6 +36,17 @@ class Event {
   // Makes every stream of the context, the legacy default one included, wait as above.
   void make_context_wait() const;
 
+  // An interprocess event (CU_EVENT_INTERPROCESS) counts its records and the markers reached in
+  // memory that other processes holding the event map too; `memory` keeps that mapping alive.
+  struct SharedGenerations {
+    std::atomic<uint64_t> recorded{0};
+    std::atomic<uint64_t> reached{0};
+  };
+  // Before the event is recorded or handed out.
+  void share(SharedGenerations* generations, std::shared_ptr<void> memory);
+  // Null for an event of this process alone.
+  const std::shared_ptr<void>& shared_memory() const { return state_->shared_memory; }
+
   // What queued markers and waits share with the event; outlives it while any is pending.
   struct State {
     std::mutex mutex;
@@ -43,6 +55,10 @@ class Event {
     uint64_t reached_generation = 0;   // guarded by mutex
     bool ever_recorded = false;        // guarded by mutex
     std::chrono::steady_clock::time_point timestamp;  // of the last marker reached; mutex
+    // Where the generations live for an interprocess event, instead of the fields above, which
+    // another process cannot see. Set before the event is used.
+    SharedGenerations* shared = nullptr;
+    std::shared_ptr<void> shared_memory;
 
     void reach(uint64_t generation);
     void wait_until(uint64_t generation);

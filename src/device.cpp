@@ -66,6 +66,9 @@ std::optional<int> attribute_value(const DeviceProperties& device, CUdevice_attr
       return device.shared_memory_per_block_optin;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
       return device.max_blocks_per_multiprocessor;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return device.virtual_memory;
 
     // Texture and surface limits and alignments are those an sm_86 GPU reports: applications size
     // their arrays by them, and nothing on the host imposes tighter ones.
@@ -167,8 +170,6 @@ std::optional<int> attribute_value(const DeviceProperties& device, CUdevice_attr
     case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 0;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: return 0;
     case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: return 0;
-    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 0;
-    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: return 0;
@@ -186,7 +187,6 @@ std::optional<int> attribute_value(const DeviceProperties& device, CUdevice_attr
     case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return 0;
     case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
-    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: return 0;
     case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;

@@ -3,6 +3,7 @@
 #include "src/graph.h"
 
 #include "runtime/event.h"
+#include "runtime/interprocess_event.h"
 
 using namespace xcuda;
 using runtime::Event;
@@ -57,6 +58,12 @@ XCUDA_EXPORT CUresult cuEventCreate(CUevent* result, unsigned int flags) {
   // Every host-side wait blocks on a condition variable, which is what CU_EVENT_BLOCKING_SYNC
   // asks for; without it a GPU driver may spin instead, a difference no program can observe.
   auto* event = new Event(*context, (flags & CU_EVENT_DISABLE_TIMING) == 0);
+  if (flags & CU_EVENT_INTERPROCESS) {
+    if (Status shared = runtime::make_interprocess(*event); !shared) {
+      delete event;
+      return api::fail(__func__, shared.error());
+    }
+  }
   runtime::live_events().add(event);
   *result = reinterpret_cast<CUevent>(event);
   return CUDA_SUCCESS;

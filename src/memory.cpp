@@ -21,12 +21,17 @@ namespace xcuda::api {
 
 CUresult check_device_range(const char* function, CUdeviceptr address, size_t bytes,
                             const char* which) {
-  auto found = runtime::memory_registry().find(address);
-  bool inside = found && address - found->base + bytes <= std::max<size_t>(found->size, 1);
-  if (!inside)
-    return api::fail(function, CUDA_ERROR_INVALID_VALUE,
-                     fmt::format("{} range [{:#x}, +{}) is not inside a live allocation", which,
-                                 address, bytes));
+  // Allocations back to back cover a range together: virtual memory mapped piecewise into one
+  // reservation is used as one range, as NVIDIA's driver allows.
+  CUdeviceptr at = address;
+  do {
+    auto found = runtime::memory_registry().find(at);
+    if (!found)
+      return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("{} range [{:#x}, +{}) is not inside live allocations", which,
+                                   address, bytes));
+    at = found->base + std::max<size_t>(found->size, 1);
+  } while (at - address < bytes);
   return CUDA_SUCCESS;
 }
 
@@ -90,15 +95,22 @@ CUresult release(const char* function, void* pointer, MemoryKind kind) {
   XCUDA_MEMORY_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED,
                        "cuInit has not been called");
   uintptr_t base = reinterpret_cast<uintptr_t>(pointer);
-  auto found = runtime::memory_registry().find(base);
-  XCUDA_MEMORY_REQUIRE(found && found->owned && found->base == base &&
-                           ((found->kind == MemoryKind::host) == (kind == MemoryKind::host)),
-                       CUDA_ERROR_INVALID_VALUE, "pointer was not returned by an allocation call");
+  // Looked at in place, and then moved out: copying an Allocation costs as much as a small
+  // allocation from the pool.
+  Context* context = nullptr;
+  runtime::memory_registry().update(base, [&](const Allocation& found) {
+    if (found.owned && found.base == base &&
+        (found.kind == MemoryKind::host) == (kind == MemoryKind::host))
+      context = found.context;
+  });
+  XCUDA_MEMORY_REQUIRE(context, CUDA_ERROR_INVALID_VALUE,
+                       "pointer was not returned by an allocation call");
   if (CUresult status = api::check_unsafe_call(function); status != CUDA_SUCCESS) return status;
   // Freeing waits for the device, as cuMemFree does on a real GPU.
-  (void)found->context->synchronize();
-  runtime::memory_registry().remove(found->base);
-  XCUDA_MEMORY_CHECK_STATUS(api::release_memory(*found));
+  (void)context->synchronize();
+  std::optional<Allocation> removed = runtime::memory_registry().remove(base);
+  XCUDA_MEMORY_REQUIRE(removed, CUDA_ERROR_INVALID_VALUE, "pointer was freed meanwhile");
+  XCUDA_MEMORY_CHECK_STATUS(api::release_memory(*removed));
   return CUDA_SUCCESS;
 }
 

@@ -38,6 +38,9 @@ class HostBackend final : public Backend {
 
   Expected<void*> allocate(int device, size_t bytes) override;
   Status release(int device, void* pointer) override;
+  // Only allocations of whole pages can be shared: their pages hold nothing else, so the
+  // memfd that replaces them in place takes no other memory with it.
+  Expected<SharedMemory> share(int device, void* pointer) override;
 
   // nullptr for a device that does not exist.
   std::unique_ptr<Queue> create_queue(int device) override;
@@ -55,8 +58,16 @@ class HostBackend final : public Backend {
 
   std::vector<Device> devices_;
 
+  struct Allocation {
+    int device = 0;
+    size_t mapped_bytes = 0;  // of a page-granular mapping; 0 for an aligned_alloc block
+    int shared_descriptor = -1;  // the memfd behind it once shared
+  };
+  // Frees the memory and closes the file that `allocation` holds.
+  static void free_allocation(void* pointer, const Allocation& allocation);
+
   std::mutex allocations_mutex_;
-  std::unordered_map<void*, int> allocations_;  // live allocations and their devices
+  std::unordered_map<void*, Allocation> allocations_;  // live allocations
 
   std::mutex loader_mutex_;
   std::shared_ptr<host::HostLoader> loader_;  // started by the first module load

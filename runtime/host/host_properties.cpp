@@ -114,6 +114,7 @@ DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigne
   properties.clock_rate_khz = clock_rate_khz();
   properties.l2_cache_bytes = last_level_cache_bytes();
   properties.integrated = true;
+  properties.virtual_memory = true;
   // A worker runs one block at a time: each is a multiprocessor holding one block, which is
   // what the occupancy calculator and cooperative launches must count with.
   properties.max_blocks_per_multiprocessor = 1;
