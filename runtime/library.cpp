@@ -1,6 +1,7 @@
 #include "runtime/library.h"
 
 #include "runtime/fatbin_reader.h"
+#include "runtime/linker.h"
 #include "runtime/log.h"
 
 namespace xcuda::runtime {
@@ -35,7 +36,8 @@ Expected<std::unique_ptr<Library>> Library::load(const void* image, std::string_
   // Libraries are not tied to a device; PTX is chosen for the first device, which the host
   // backend's only device is.
   const DeviceProperties& device = backend().properties(0);
-  Expected<LoadedPtx> ptx = load_ptx(image, device.compute_major * 10 + device.compute_minor);
+  Expected<LoadedPtx> ptx =
+      load_linked_ptx(image, device.compute_major * 10 + device.compute_minor);
   if (!ptx) {
     logger().error("{}: {}", origin, ptx.error().message);
     return ptx.error();
@@ -54,16 +56,20 @@ Expected<Module*> Library::module(Context& context) {
   return result;
 }
 
+// Libraries are context-independent, and cudart asks for a kernel before it has made any context
+// current (a program whose first CUDA call is a launch), so the names come from the front end
+// alone, read once.
 Expected<Kernel*> Library::kernel(std::string_view name) {
-  Context* context = current_context();
-  if (!context) return make_error(ErrorCode::invalid_context, "no context is current");
-  Expected<Module*> loaded = module(*context);
-  if (!loaded) return loaded.error();
-  bool known = false;
-  for (const ptx::KernelInfo& kernel : (*loaded)->info().kernels) known |= kernel.name == name;
-  if (!known)
-    return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
   std::lock_guard lock(mutex_);
+  if (kernel_names_.empty()) {
+    ptx::CompileOptions options = backend().compile_options(0);
+    options.file_name = origin_;
+    Expected<ptx::ModuleInfo> scanned = scan_ptx(*ptx_, options);
+    if (!scanned) return scanned.error();
+    for (const ptx::KernelInfo& kernel : scanned->kernels) kernel_names_.insert(kernel.name);
+  }
+  if (!kernel_names_.contains(name))
+    return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
   auto found = kernels_.find(name);
   if (found == kernels_.end()) {
     auto kernel = std::make_unique<Kernel>(*this, std::string(name));

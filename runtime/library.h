@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,7 @@ class Library {
   std::mutex mutex_;
   std::map<Context*, std::unique_ptr<Module>> modules_;
   std::map<std::string, std::unique_ptr<Kernel>, std::less<>> kernels_;
+  std::set<std::string, std::less<>> kernel_names_;  // every kernel the PTX defines, once scanned
 };
 
 HandleRegistry<Library>& live_libraries();

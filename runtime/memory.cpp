@@ -11,7 +11,16 @@ uint64_t MemoryRegistry::add(Allocation allocation) {
   std::lock_guard lock(mutex_);
   allocation.id = next_id_++;
   uint64_t id = allocation.id;
-  allocations_[allocation.base] = std::move(allocation);
+  if (spare_nodes_.empty()) {
+    allocations_[allocation.base] = std::move(allocation);
+    return id;
+  }
+  auto node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  node.key() = allocation.base;
+  node.mapped() = std::move(allocation);
+  auto inserted = allocations_.insert(std::move(node));
+  if (!inserted.inserted) inserted.position->second = std::move(inserted.node.mapped());
   return id;
 }
 
@@ -25,10 +34,10 @@ bool MemoryRegistry::update(uintptr_t address, const std::function<void(Allocati
 
 std::optional<Allocation> MemoryRegistry::remove(uintptr_t base) {
   std::lock_guard lock(mutex_);
-  auto found = allocations_.find(base);
-  if (found == allocations_.end()) return std::nullopt;
-  Allocation allocation = found->second;
-  allocations_.erase(found);
+  auto node = allocations_.extract(base);
+  if (!node) return std::nullopt;
+  Allocation allocation = std::move(node.mapped());
+  if (spare_nodes_.size() < max_spare_nodes) spare_nodes_.push_back(std::move(node));
   return allocation;
 }
 

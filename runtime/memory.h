@@ -68,6 +68,10 @@ class MemoryRegistry {
 
   mutable std::mutex mutex_;
   std::map<uintptr_t, Allocation> allocations_;
+  // Nodes of removed allocations, reused by the next add: programs that allocate and free in
+  // a loop then never wait on the heap here.
+  static constexpr size_t max_spare_nodes = 64;
+  std::vector<std::map<uintptr_t, Allocation>::node_type> spare_nodes_;
   uint64_t next_id_ = 1;
 };
 

@@ -25,14 +25,21 @@ size_t MemoryPool::size_class(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
+size_t MemoryPool::class_index(size_t block_bytes) {
+  if (block_bytes > SIZE_MAX / 2) return class_count;
+  // block_bytes = step * (4..7) with step a quarter of its power of two (size_class).
+  size_t power = static_cast<size_t>(std::bit_width(block_bytes)) - 1;
+  return (power - 8) * 4 + (block_bytes >> (power - 2)) - 4;
+}
+
 Expected<void*> MemoryPool::allocate(size_t bytes) {
   size_t block_bytes = size_class(bytes);
+  size_t index = class_index(block_bytes);
   std::unique_lock lock(mutex_);
-  auto cached = cached_.find(block_bytes);
   void* block = nullptr;
-  if (cached != cached_.end() && !cached->second.empty()) {
-    block = cached->second.back();
-    cached->second.pop_back();
+  if (index < class_count && !cached_[index].empty()) {
+    block = cached_[index].back();
+    cached_[index].pop_back();
     cached_bytes_ -= block_bytes;
   } else {
     if (max_bytes_ && usage_.reserved + block_bytes > max_bytes_) {
@@ -60,8 +67,9 @@ void MemoryPool::release(void* block, size_t bytes) {
   size_t block_bytes = size_class(bytes);
   std::lock_guard lock(mutex_);
   usage_.used -= std::min<uint64_t>(usage_.used, block_bytes);
-  if (cached_bytes_ + block_bytes <= release_threshold_) {
-    cached_[block_bytes].push_back(block);
+  size_t index = class_index(block_bytes);
+  if (index < class_count && cached_bytes_ + block_bytes <= release_threshold_) {
+    cached_[index].push_back(block);
     cached_bytes_ += block_bytes;
     return;
   }
@@ -77,14 +85,17 @@ void MemoryPool::trim_to(uint64_t keep_bytes) {
 
 // Largest blocks go first: they free the most memory per backend call.
 void MemoryPool::trim_locked(uint64_t keep_bytes) {
-  for (auto it = cached_.rbegin(); it != cached_.rend() && usage_.reserved > keep_bytes; ++it) {
-    std::vector<void*>& blocks = it->second;
+  for (size_t index = class_count; index-- > 0 && cached_bytes_ > 0 &&
+                                   usage_.reserved > keep_bytes;) {
+    std::vector<void*>& blocks = cached_[index];
+    // The inverse of class_index.
+    size_t block_bytes = (size_t{4} + index % 4) << (index / 4 + 6);
     while (!blocks.empty() && usage_.reserved > keep_bytes) {
       if (Status status = backend().release(device_, blocks.back()); !status)
         logger().error("memory pool: {}", status.error().message);
       blocks.pop_back();
-      cached_bytes_ -= it->first;
-      usage_.reserved -= it->first;
+      cached_bytes_ -= block_bytes;
+      usage_.reserved -= block_bytes;
     }
   }
 }
@@ -147,8 +158,15 @@ DevicePools& device_pools(int device) {
 }  // namespace
 
 std::shared_ptr<MemoryPool> device_allocation_pool(int device) {
+  // Every cuMemAlloc asks; device pools live as long as the process, so each thread keeps the
+  // last one it got rather than taking the lock again.
+  thread_local int cached_device = -1;
+  thread_local std::shared_ptr<MemoryPool> cached;
+  if (device == cached_device) return cached;
   std::lock_guard lock(pools_mutex);
-  return device_pools(device).allocation;
+  cached = device_pools(device).allocation;
+  cached_device = device;
+  return cached;
 }
 
 HandleRegistry<MemoryPool>& live_memory_pools() {

@@ -6,6 +6,7 @@
 #include "runtime/code_cache.h"
 #include "runtime/environment.h"
 #include "runtime/fatbin_reader.h"
+#include "runtime/linker.h"
 #include "runtime/log.h"
 #include "runtime/memory.h"
 
@@ -58,11 +59,22 @@ Module::~Module() {
   for (auto& [name, function] : functions_) live_functions().remove(function.get());
 }
 
+Expected<ptx::ModuleInfo> scan_ptx(std::string_view ptx_text, const ptx::CompileOptions& options) {
+  ptx::CompileResult scanned = ptx::scan(ptx_text, options);
+  if (scanned.ok()) return std::move(scanned.module);
+  std::string message;
+  for (const ptx::Diagnostic& diagnostic : scanned.diagnostics) {
+    logger().error("{}", diagnostic.to_string());
+    message += (message.empty() ? "" : "\n") + diagnostic.to_string();
+  }
+  return make_error(ErrorCode::invalid_ptx, std::move(message));
+}
+
 Expected<std::unique_ptr<Module>> Module::load(Context& context, const void* image,
                                                std::string_view origin) {
   const DeviceProperties& device = backend().properties(context.device());
   int arch = device.compute_major * 10 + device.compute_minor;
-  Expected<LoadedPtx> ptx = runtime::load_ptx(image, arch);
+  Expected<LoadedPtx> ptx = load_linked_ptx(image, arch);
   if (!ptx) {
     logger().error("{}: {}", origin, ptx.error().message);
     return ptx.error();
@@ -75,22 +87,16 @@ Expected<std::unique_ptr<Module>> Module::load_ptx(Context& context,
                                                    std::string_view origin) {
   ptx::CompileOptions options = backend().compile_options(context.device());
   options.file_name = std::string(origin);
-  // Only the front end: what lookups need, and every syntax or type error, found at load as
-  // the application expects.
-  ptx::CompileResult scanned = ptx::scan(*ptx_text, options);
-  if (!scanned.ok()) {
-    for (const ptx::Diagnostic& diagnostic : scanned.diagnostics)
-      logger().error("{}", diagnostic.to_string());
-    return make_error(ErrorCode::invalid_ptx, scanned.diagnostics.front().to_string());
-  }
+  Expected<ptx::ModuleInfo> scanned = scan_ptx(*ptx_text, options);
+  if (!scanned) return scanned.error();
   std::string key = CodeCache::key(*ptx_text, options);
   dump_ptx(key, *ptx_text);
   bool eager = environment().eager;
   logger().info("{}: {} kernels, {} globals, module {}; compiling {}", origin,
-                scanned.module.kernels.size(), scanned.module.globals.size(), key,
+                scanned->kernels.size(), scanned->globals.size(), key,
                 eager ? "every kernel now (XCUDA_EAGER=1)" : "each kernel on first use");
   std::unique_ptr<Module> module(new Module(context, std::move(ptx_text), std::string(origin),
-                                            std::move(key), std::move(scanned.module)));
+                                            std::move(key), std::move(*scanned)));
   if (eager) {
     std::lock_guard lock(module->mutex_);
     std::vector<Unit*> all;
@@ -175,6 +181,8 @@ Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name) {
   Unit* unit = &units_.front();
   for (size_t index = 0; index < info_.kernels.size() && units_.size() > 1; ++index)
     if (info_.kernels[index].name == name) unit = &units_[index];
+  // Every launch comes here: once loaded, nothing to prepare (no vector, no thread count).
+  if (unit->loaded) return unit->loaded->kernel(name);
   if (Status status = prepare({unit}); !status) return status.error();
   return unit->loaded->kernel(name);
 }

@@ -50,6 +50,11 @@ struct GlobalVariable {
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base);
 
+// The front end only (ptx::scan): what loading needs, and every syntax or type error, found at
+// load as the application expects. Fails with invalid_ptx whose message has every diagnostic,
+// one per line (what JIT error logs show).
+Expected<ptx::ModuleInfo> scan_ptx(std::string_view ptx_text, const ptx::CompileOptions& options);
+
 class Module {
  public:
   // `image` is whatever the application passed: a fatbin wrapper, a fatbin, or PTX text

@@ -1,6 +1,7 @@
 // Libraries and kernels: the context-independent loading API that cudart 12+ registers its
 // fatbins with. A CUkernel stands for the same kernel in every context.
 #include "src/api.h"
+#include "src/jit_options.h"
 
 #include "runtime/library.h"
 
@@ -18,12 +19,17 @@ CUresult load(const char* function, CUlibrary* result, const void* image, const 
               unsigned library_option_count, CUlibraryOption* library_options,
               void** library_values) {
   XCUDA_REQUIRE(result && image, CUDA_ERROR_INVALID_VALUE, "null pointer");
-  XCUDA_REQUIRE(jit_option_count == 0 || (jit_options && jit_values), CUDA_ERROR_INVALID_VALUE,
-                "JIT options are null");
+  api::JitOptions jit;
+  if (CUresult status = api::JitOptions::read(function, jit_option_count, jit_options,
+                                              jit_values, jit);
+      status != CUDA_SUCCESS)
+    return status;
   XCUDA_REQUIRE(library_option_count == 0 || (library_options && library_values),
                 CUDA_ERROR_INVALID_VALUE, "library options are null");
   XCUDA_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called");
   auto library = Library::load(image, origin);
+  // Loading only finds the PTX; compiling, and so any error log, comes with the first use.
+  jit.write_back("", library ? std::string_view() : std::string_view(library.error().message), 0);
   if (!library) return api::fail(function, library.error());
   *result = reinterpret_cast<CUlibrary>(library->release());
   return CUDA_SUCCESS;

@@ -1,7 +1,9 @@
 // Modules: loading images (fatbins, PTX), looking up kernels and global variables.
+#include <chrono>
 #include <memory>
 
 #include "src/api.h"
+#include "src/jit_options.h"
 
 #include "runtime/environment.h"
 #include "runtime/module.h"
@@ -19,12 +21,27 @@ CUresult finish_load(const char* function, CUmodule* result,
   return CUDA_SUCCESS;
 }
 
-CUresult load_image(const char* function, CUmodule* result, const void* image) {
+// `jit`, when the caller passed JIT options, receives the logs and the time taken.
+CUresult load_image(const char* function, CUmodule* result, const void* image,
+                    const api::JitOptions* jit = nullptr) {
   XCUDA_REQUIRE(result && image, CUDA_ERROR_INVALID_VALUE, "null pointer");
   CUresult status;
   Context* context = api::current_context(function, status);
   if (!context) return status;
-  return finish_load(function, result, Module::load(*context, image, "module image"));
+  auto start = std::chrono::steady_clock::now();
+  auto loaded = Module::load(*context, image, "module image");
+  if (jit) {
+    std::string info;
+    if (loaded && jit->verbose())
+      info = fmt::format("xcuda: {} kernels, {} global variables; each kernel is compiled on "
+                         "its first launch",
+                         (*loaded)->info().kernels.size(), (*loaded)->info().globals.size());
+    jit->write_back(
+        info, loaded ? std::string_view() : std::string_view(loaded.error().message),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return finish_load(function, result, std::move(loaded));
 }
 
 Module* as_module(CUmodule handle) { return reinterpret_cast<Module*>(handle); }
@@ -38,10 +55,11 @@ XCUDA_EXPORT CUresult cuModuleLoadData(CUmodule* result, const void* image) {
 XCUDA_EXPORT CUresult cuModuleLoadDataEx(CUmodule* result, const void* image,
                                          unsigned int option_count, CUjit_option* options,
                                          void** option_values) {
-  XCUDA_REQUIRE(option_count == 0 || (options && option_values), CUDA_ERROR_INVALID_VALUE,
-                "JIT options are null");
-  // JIT options tune NVIDIA's compiler or ask for its logs; ours ignores them.
-  return load_image(__func__, result, image);
+  api::JitOptions jit;
+  if (CUresult status = api::JitOptions::read(__func__, option_count, options, option_values, jit);
+      status != CUDA_SUCCESS)
+    return status;
+  return load_image(__func__, result, image, &jit);
 }
 
 XCUDA_EXPORT CUresult cuModuleLoadFatBinary(CUmodule* result, const void* image) {
