@@ -1,6 +1,7 @@
 #include "compiler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -217,7 +218,13 @@ void amdgpu_runtime_services(Compilation& compilation) {
                                                                    compilation.shared.static_bytes));
 }
 
-void amdgpu_kernels(Compilation& compilation) { amdgpu::form_kernels(*compilation.ir, compilation.info); }
+void amdgpu_directed_rounding(Compilation& compilation) {
+  report_not_provided(compilation, amdgpu::expand_directed_rounding(*compilation.ir));
+}
+
+void amdgpu_kernels(Compilation& compilation) {
+  amdgpu::form_kernels(*compilation.ir, compilation.info, amdgpu_processor(compilation));
+}
 
 void amdgpu_device_libraries(Compilation& compilation) {
   report_not_provided(compilation, amdgpu::link_device_libraries(*compilation.ir, amdgpu_processor(compilation),
@@ -248,6 +255,7 @@ constexpr Pass amdgpu_pipeline[] = {
     {"lower to LLVM IR", lower},
     {"verify", verify},
     {"amdgpu: target machine", amdgpu_target_machine},
+    {"amdgpu: directed rounding", amdgpu_directed_rounding},
     {"amdgpu: runtime services", amdgpu_runtime_services},
     {"amdgpu: kernels", amdgpu_kernels},
     {"amdgpu: device libraries", amdgpu_device_libraries},
@@ -263,6 +271,14 @@ constexpr Pass front_end[] = {
     {"parse", parse},
     {"check", check},
     {"lay out memory", lay_out},
+};
+
+constexpr Pass front_end_and_lowering[] = {
+    {"parse", parse},
+    {"check", check},
+    {"lay out memory", lay_out},
+    {"lower to LLVM IR", lower},
+    {"verify", verify},
 };
 
 bool earlier(const Diagnostic& left, const Diagnostic& right) {
@@ -284,7 +300,10 @@ CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_te
   try {
     for (const Pass& pass : pipeline) {
       current = pass.name;
+      auto start = std::chrono::steady_clock::now();
       pass.run(compilation);
+      std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+      result.pass_times.push_back({pass.name, elapsed.count()});
       if (compilation.diagnostics.has_errors()) break;
     }
   } catch (const std::exception& error) {
@@ -310,6 +329,10 @@ CompileResult compile(std::string_view ptx_text, const CompileOptions& options) 
 
 CompileResult scan(std::string_view ptx_text, const CompileOptions& options) {
   return run_passes(front_end, ptx_text, options);
+}
+
+CompileResult check_and_lower(std::string_view ptx_text, const CompileOptions& options) {
+  return run_passes(front_end_and_lowering, ptx_text, options);
 }
 
 }  // namespace xcuda::ptx

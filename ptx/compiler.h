@@ -35,6 +35,7 @@ struct KernelInfo {
   uint32_t local_bytes_per_thread = 0;     // .local storage, an estimate for cuFuncGetAttribute
   uint32_t max_threads_per_block = 0;      // from .maxntid/.reqntid; 0 when the PTX sets none
   uint32_t required_block[3] = {0, 0, 0};  // .reqntid, zeros when absent
+  uint32_t min_blocks_per_multiprocessor = 0;  // .minnctapersm; 0 when absent
   // Host target: a kernel with barriers keeps its per-thread state (registers live across a
   // barrier, .local arrays) on the stack of the thread running the block function, this many
   // bytes (plus 4) per thread of the block; 0 for kernels without barriers.
@@ -71,9 +72,16 @@ struct CompileOptions {
   std::string ir_dump_prefix;
 };
 
+// How long one pass of the pipeline took (`xcuda compile --time-passes`), wall-clock seconds.
+struct PassTime {
+  std::string pass;
+  double seconds = 0;
+};
+
 struct CompileResult {
   bool ok() const { return diagnostics.empty(); }
   std::vector<Diagnostic> diagnostics;  // every problem found, not only the first
+  std::vector<PassTime> pass_times;     // the passes that ran, in order
   std::vector<uint8_t> object;          // a relocatable object for the target (ELF on host)
   ModuleInfo module;
 };
@@ -84,5 +92,9 @@ CompileResult compile(std::string_view ptx_text, const CompileOptions& options);
 // The front end only (parse, check, lay out): every kernel's and global's description and every
 // problem in the text, but no object. What loading a module needs before anything is launched.
 CompileResult scan(std::string_view ptx_text, const CompileOptions& options);
+
+// The front end and the lowering to target-neutral LLVM IR, verified: every problem the text has
+// short of what a target lacks, much faster than compile(), and no object. For corpus sweeps.
+CompileResult check_and_lower(std::string_view ptx_text, const CompileOptions& options);
 
 }  // namespace xcuda::ptx

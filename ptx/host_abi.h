@@ -31,6 +31,21 @@ struct BlockFrame {
   uint32_t sm_index;       // %smid: the worker running the block
   uint32_t sm_count;       // %nsmid
   uint64_t grid_id;        // %gridid
+  // %envreg0-31, the driver's words for the grid. A cooperative launch puts the address of its
+  // GridWorkspace in %envreg1 (high half) and %envreg2 (low half), where cooperative_groups
+  // looks for it; every other word, and every word of other launches, is 0. (The H200 also
+  // sets %envreg0, %envreg6 and %envreg10, to values no public header reads.)
+  const uint32_t* environment;
+};
+
+inline constexpr uint32_t environment_register_count = 32;
+
+// Where cooperative_groups' grid.sync() counts the blocks that arrived (CUDA's
+// cooperative_groups/details/driver_abi.h reads this layout).
+struct GridWorkspace {
+  uint32_t size;     // bytes of the workspace: 16, as NVIDIA's driver reports it
+  uint32_t barrier;  // arrival counter; grid.sync() flips bit 31 once all blocks arrived
+  uint32_t reserved[2];
 };
 
 // Symbol of the block function for kernel `name`. The object also defines each module-scope
@@ -124,6 +139,26 @@ inline constexpr const char* fiber_barrier_symbol = "__xcuda_fiber_barrier";
 inline constexpr const char* fiber_warp_exchange_symbol = "__xcuda_fiber_warp_exchange";
 // uint64_t(uint32_t lane): what `lane` offered at the calling thread's last exchange.
 inline constexpr const char* fiber_warp_peer_symbol = "__xcuda_fiber_warp_peer";
+
+// uint64_t(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count): the
+// mbarrier instructions, `operation` a MbarrierOperation with its flags. The waits (test_wait,
+// try_wait) let the block's other threads run before they answer, so that a thread polling in
+// a loop does not starve those it waits for.
+inline constexpr const char* fiber_mbarrier_symbol = "__xcuda_fiber_mbarrier";
+
+enum class MbarrierOperation : uint32_t {
+  init = 0,           // count: the expected arrivals of each phase
+  arrive = 1,         // count arrivals; value: transactions expected first (expect_tx); → state
+  expect_tx = 2,      // value: transactions the current phase also waits for
+  complete_tx = 3,    // value: transactions done
+  test_wait = 4,      // value: a state from arrive; → 1 once its phase completed, else 0
+  test_parity = 5,    // value: a phase parity; → 1 once the phase of that parity completed
+  pending_count = 6,  // value: a state from arrive; → the arrivals its phase still waited for
+  invalidate = 7,
+};
+// With arrive: the arrivals also leave every later phase (arrive_drop).
+inline constexpr uint32_t mbarrier_drop = 1u << 8;
+inline constexpr uint32_t mbarrier_operation_mask = 0xff;
 
 enum class BarrierOperation : uint32_t {
   sync = 0,        // bar.sync: wait for the barrier's threads

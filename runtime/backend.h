@@ -20,6 +20,8 @@ struct LaunchShape {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamic_shared_bytes = 0;
+  // Every block must run at once (cuLaunchCooperativeKernel): grid-wide barriers wait for all.
+  bool cooperative = false;
 };
 
 // A kernel ready to run. Owned by its LoadedModule.
@@ -66,6 +68,17 @@ class Backend {
 
   virtual Expected<void*> allocate(int device, size_t bytes) = 0;
   virtual Status release(int device, void* pointer) = 0;
+  // Makes the allocation at `pointer` mappable by other processes (CUDA IPC), keeping its
+  // address and contents: the file behind it, which the backend keeps open until the allocation
+  // is released, and that file's size.
+  struct SharedMemory {
+    int descriptor = -1;
+    size_t size = 0;
+  };
+  virtual Expected<SharedMemory> share(int /*device*/, void* /*pointer*/) {
+    return make_error(ErrorCode::not_supported,
+                      "this backend cannot share memory between processes");
+  }
 
   virtual std::unique_ptr<Queue> create_queue(int device) = 0;
   // Takes a compiled module (the object for this backend's target plus its description).

@@ -120,8 +120,7 @@ CUresult api::prepare_launch(const char* function_name, Function& function,
 namespace {
 
 CUresult launch(const char* function_name, CUfunction handle, const runtime::LaunchShape& shape,
-                CUstream stream_handle, void** arguments, void** extra, bool per_thread,
-                bool cooperative = false) {
+                CUstream stream_handle, void** arguments, void** extra, bool per_thread) {
   Function* resolved = nullptr;
   if (CUresult status = api::resolve_function(function_name, handle, resolved);
       status != CUDA_SUCCESS)
@@ -132,7 +131,7 @@ CUresult launch(const char* function_name, CUfunction handle, const runtime::Lau
   Function& function = *resolved;
   std::vector<uint8_t> parameters;
   if (CUresult prepared = api::prepare_launch(function_name, function, shape, arguments, extra,
-                                              cooperative, parameters);
+                                              shape.cooperative, parameters);
       prepared != CUDA_SUCCESS)
     return prepared;
   Expected<runtime::LoadedKernel*> loaded = function.kernel();  // compiles on first launch
@@ -147,7 +146,8 @@ CUresult launch(const char* function_name, CUfunction handle, const runtime::Lau
 }
 
 runtime::LaunchShape make_shape(unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
-                                unsigned block_y, unsigned block_z, unsigned shared_bytes) {
+                                unsigned block_y, unsigned block_z, unsigned shared_bytes,
+                                bool cooperative = false) {
   runtime::LaunchShape shape;
   shape.grid[0] = grid_x;
   shape.grid[1] = grid_y;
@@ -156,6 +156,7 @@ runtime::LaunchShape make_shape(unsigned grid_x, unsigned grid_y, unsigned grid_
   shape.block[1] = block_y;
   shape.block[2] = block_z;
   shape.dynamic_shared_bytes = shared_bytes;
+  shape.cooperative = cooperative;
   return shape;
 }
 
@@ -191,8 +192,8 @@ CUresult launch_with_config(const char* function_name, const CUlaunchConfig* con
   return launch(function_name, handle,
                 make_shape(config->gridDimX, config->gridDimY, config->gridDimZ,
                            config->blockDimX, config->blockDimY, config->blockDimZ,
-                           config->sharedMemBytes),
-                config->hStream, arguments, extra, per_thread, cooperative);
+                           config->sharedMemBytes, cooperative),
+                config->hStream, arguments, extra, per_thread);
 }
 
 }  // namespace
@@ -223,8 +224,8 @@ XCUDA_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction function, unsigned in
                                                 unsigned int block_z, unsigned int shared_bytes,
                                                 CUstream stream, void** arguments) {
   return launch(__func__, function,
-                make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes),
-                stream, arguments, nullptr, false, true);
+                make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, true),
+                stream, arguments, nullptr, false);
 }
 
 XCUDA_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction function, unsigned int grid_x,
@@ -234,8 +235,8 @@ XCUDA_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction function, unsign
                                                      unsigned int shared_bytes, CUstream stream,
                                                      void** arguments) {
   return launch(__func__, function,
-                make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes),
-                stream, arguments, nullptr, true, true);
+                make_shape(grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, true),
+                stream, arguments, nullptr, true);
 }
 
 XCUDA_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function,

@@ -257,6 +257,7 @@ class FunctionChecker {
       check_operand(instruction, instruction.operands[operand_index], letter, operand_index == 0);
       ++operand_index;
     }
+    if (instruction.opcode == "brx") check_branch_targets(instruction.operands[1]);
   }
 
   bool is_predicate_register(const Operand& operand) const {
@@ -396,6 +397,9 @@ class FunctionChecker {
     }
   }
 
+  // `call (results), f, (arguments)`, or through a pointer register: `call (results), %pointer,
+  // (arguments), signature`, the signature being a .callprototype or .calltargets label of this
+  // function. Results and arguments are optional.
   void check_call(Instruction& instruction) {
     auto& operands = instruction.operands;
     size_t position = 0;
@@ -406,35 +410,72 @@ class FunctionChecker {
       return;
     }
     Operand& callee = operands[position];
-    auto index = module_.function(callee.name);
-    if (!index) {
-      if (resolve_local(callee))
-        error(callee.location, "indirect calls (through a .callprototype or .calltargets) are not supported yet");
-      else
-        error(callee.location, "unknown function '" + callee.name + "'");
-      return;
-    }
-    callee.resolution = Operand::Resolution::function;
-    callee.declaration = *index;
-    const Function& target = module_.module().functions[*index];
-    if (target.is_entry) {
-      error(callee.location, "'" + callee.name + "' is a kernel and cannot be called");
+    bool has_arguments = position + 1 < operands.size() && operands[position + 1].kind == Operand::Kind::list;
+    size_t after_arguments = position + (has_arguments ? 2 : 1);
+    std::optional<Signature> signature = callee_signature(callee, operands, after_arguments);
+    if (!signature) return;
+    size_t expected_count = after_arguments + (callee.resolution == Operand::Resolution::function ? 0 : 1);
+    if (operands.size() > expected_count) {
+      error(operands[expected_count].location, "unexpected operand after the argument list");
       return;
     }
     std::vector<Operand> none;
     auto& results = has_results ? operands[0].elements : none;
-    bool has_arguments = position + 1 < operands.size();
-    if (has_arguments && operands[position + 1].kind != Operand::Kind::list) {
-      error(operands[position + 1].location, "expected the argument list (...)");
-      return;
-    }
-    if (position + 2 < operands.size()) {
-      error(operands[position + 2].location, "unexpected operand after the argument list");
-      return;
-    }
     auto& arguments = has_arguments ? operands[position + 1].elements : none;
-    check_call_values(results, target.returns, callee.name, "results");
-    check_call_values(arguments, target.parameters, callee.name, "arguments");
+    check_call_values(results, *signature->returns, callee.name, "results");
+    check_call_values(arguments, *signature->parameters, callee.name, "arguments");
+  }
+
+  struct Signature {
+    const std::vector<VariableDeclaration>* returns;
+    const std::vector<VariableDeclaration>* parameters;
+  };
+
+  // Resolves the callee and finds the signature its results and arguments must match: a
+  // function's own, or for an indirect call the prototype's or the first call target's.
+  std::optional<Signature> callee_signature(Operand& callee, std::vector<Operand>& operands, size_t prototype_position) {
+    if (auto index = module_.function(callee.name)) {
+      callee.resolution = Operand::Resolution::function;
+      callee.declaration = *index;
+      const Function& target = module_.module().functions[*index];
+      if (target.is_entry) {
+        error(callee.location, "'" + callee.name + "' is a kernel and cannot be called");
+        return std::nullopt;
+      }
+      return Signature{&target.returns, &target.parameters};
+    }
+    if (!resolve_local(callee)) {
+      error(callee.location, "unknown function '" + callee.name + "'");
+      return std::nullopt;
+    }
+    if (callee.resolution != Operand::Resolution::register_ || bit_width(declaration_of(callee).type) != 64 ||
+        is_float(declaration_of(callee).type)) {
+      error(callee.location, "'" + callee.name + "' is neither a function nor a 64-bit register holding one");
+      return std::nullopt;
+    }
+    if (prototype_position >= operands.size() || operands[prototype_position].kind != Operand::Kind::name) {
+      error(callee.location, "an indirect call needs a .callprototype or .calltargets label after its arguments");
+      return std::nullopt;
+    }
+    Operand& prototype = operands[prototype_position];
+    prototype.resolution = Operand::Resolution::label;
+    for (const CallPrototype& candidate : function_.call_prototypes)
+      if (candidate.name == prototype.name) return Signature{&candidate.returns, &candidate.parameters};
+    for (const TargetList& list : function_.target_lists) {
+      if (list.name != prototype.name || !list.functions) continue;
+      if (list.targets.empty() || list.targets[0].resolution != Operand::Resolution::function) return std::nullopt;
+      const Function& first = module_.module().functions[list.targets[0].declaration];
+      return Signature{&first.returns, &first.parameters};
+    }
+    error(prototype.location, "'" + prototype.name + "' is not a .callprototype or .calltargets label of this function");
+    return std::nullopt;
+  }
+
+  // brx.idx's second operand names a .branchtargets list.
+  void check_branch_targets(const Operand& operand) {
+    for (const TargetList& list : function_.target_lists)
+      if (list.name == operand.name && !list.functions) return;
+    error(operand.location, "'" + operand.name + "' is not a .branchtargets label of this function");
   }
 
   void check_call_values(std::vector<Operand>& values, const std::vector<VariableDeclaration>& formals,

@@ -77,12 +77,38 @@ constexpr InstructionSignature instruction_set[] = {
     {"cp", cache_group, "?*****", "async ca cg shared shared::cta global commit_group wait_group wait_all bulk prefetch tensor"},
     // control flow
     {"bra", uniform_group, "l", ""},
+    {"brx", uniform_group, "ul", "idx"},
     {"call", uniform_group, "*?**", ""},
     {"ret", uniform_group, "", ""},
     {"exit", 0, "", ""},
     {"trap", 0, "", ""},
     {"brkpt", 0, "", ""},
     {"nanosleep", type_group, "*", ""},
+    {"griddepcontrol", 0, "", "launch_dependents wait"},
+    // video: selectors (a.b1, d.h0, a.h32) are checked by the lowering (lower/video.cpp)
+    {"vadd", type_group | saturate_group, "ttt?t", "add min max"},
+    {"vsub", type_group | saturate_group, "ttt?t", "add min max"},
+    {"vabsdiff", type_group | saturate_group, "ttt?t", "add min max"},
+    {"vmin", type_group | saturate_group, "ttt?t", "add min max"},
+    {"vmax", type_group | saturate_group, "ttt?t", "add min max"},
+    {"vshl", type_group | saturate_group, "ttt?t", "add min max clamp wrap"},
+    {"vshr", type_group | saturate_group, "ttt?t", "add min max clamp wrap"},
+    {"vmad", type_group | saturate_group, "tttt", "po shr7 shr15"},
+    {"vset", type_group | comparison_group, "ttt?t", "add min max"},
+    {"vadd2", type_group | saturate_group, "tttt", "add"},
+    {"vsub2", type_group | saturate_group, "tttt", "add"},
+    {"vavrg2", type_group | saturate_group, "tttt", "add"},
+    {"vabsdiff2", type_group | saturate_group, "tttt", "add"},
+    {"vmin2", type_group | saturate_group, "tttt", "add"},
+    {"vmax2", type_group | saturate_group, "tttt", "add"},
+    {"vset2", type_group | comparison_group, "tttt", "add"},
+    {"vadd4", type_group | saturate_group, "tttt", "add"},
+    {"vsub4", type_group | saturate_group, "tttt", "add"},
+    {"vavrg4", type_group | saturate_group, "tttt", "add"},
+    {"vabsdiff4", type_group | saturate_group, "tttt", "add"},
+    {"vmin4", type_group | saturate_group, "tttt", "add"},
+    {"vmax4", type_group | saturate_group, "tttt", "add"},
+    {"vset4", type_group | comparison_group, "tttt", "add"},
     // synchronisation and atomics
     {"bar", type_group | barrier_group, "?***", ""},
     {"barrier", type_group | barrier_group, "?***", ""},
@@ -90,12 +116,21 @@ constexpr InstructionSignature instruction_set[] = {
     {"fence", ordering_group, "", "proxy alias async"},
     {"atom", type_group | space_group | atomic_operation_group | ordering_group, "ta*?*", "noftz"},
     {"red", type_group | space_group | atomic_operation_group | ordering_group, "a*", "noftz"},
+    // operands differ by operation: checked by the lowering (lower/synchronization.cpp)
+    {"mbarrier", type_group | space_group | ordering_group, "*?***",
+     "init inval arrive arrive_drop expect_tx complete_tx test_wait try_wait pending_count parity noComplete"},
+    // the form (ld_reduce, st, red) and its operands are checked by the lowering (lower/multimem.cpp)
+    {"multimem", memory | atomic_operation_group, "**", "ld_reduce st red acc::f32 acc::f16"},
     // warp collectives: parsed and checked, lowered in a later stage of the project
     {"shfl", type_group | barrier_group, "****?*", "up down bfly idx"},
     {"vote", type_group | barrier_group, "***?*", "uni"},
     {"activemask", type_group, "t", ""},
     {"match", type_group | barrier_group, "***?*", ""},
     {"redux", type_group | barrier_group | atomic_operation_group, "***", ""},
+    // matrix instructions: shapes, types and register counts are checked by the lowering (lower/matrix.cpp)
+    {"mma", type_group | barrier_group, "****", "m8n8k4 m8n8k16 m16n8k4 m16n8k8 m16n8k16 m16n8k32 row col satfinite tf32"},
+    {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 x1 x2 x4 trans"},
+    {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 x1 x2 x4 trans"},
     // textures and surfaces: shapes are checked by the lowering (lower/texture.cpp)
     {"tex", type_group | vector_group, "**?**", "1d 2d 3d a1d a2d cube acube 2dms a2dms level grad base"},
     {"tld4", type_group | vector_group, "**?**", "r g b a 2d a2d cube acube"},
@@ -108,11 +143,9 @@ constexpr InstructionSignature instruction_set[] = {
 };
 
 constexpr std::string_view later_instructions[] = {
-    "istypep", "sured", "ldmatrix", "stmatrix", "movmatrix", "mma", "wmma", "wgmma",
-    "brx", "mbarrier", "mapa", "getctarank", "elect", "griddepcontrol", "setmaxnreg", "stacksave",
-    "stackrestore", "alloca", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vmad", "vset",
-    "vadd2", "vsub2", "vavrg2", "vabsdiff2", "vmin2", "vmax2", "vset2", "vadd4", "vsub4", "vavrg4",
-    "vabsdiff4", "vmin4", "vmax4", "vset4", "multimem", "tensormap", "applypriority", "discard",
+    "istypep", "sured", "movmatrix", "wmma", "wgmma",
+    "mapa", "getctarank", "elect", "setmaxnreg", "stacksave",
+    "stackrestore", "alloca", "tensormap", "applypriority", "discard",
     "createpolicy", "prefetchu", "cctl", "pmevent", "clusterlaunchcontrol", "tcgen05",
 };
 

@@ -12,11 +12,31 @@ constexpr SpecialRegister special_registers[] = {
     {"lanemask_ge", false, 32}, {"lanemask_gt", false, 32},   {"dynamic_smem_size", false, 32},
     {"total_smem_size", false, 32}, {"globaltimer", false, 64}, {"globaltimer_lo", false, 32},
     {"globaltimer_hi", false, 32},
+    {"reserved_smem_offset_begin", false, 32}, {"reserved_smem_offset_end", false, 32},
+    {"reserved_smem_offset_cap", false, 32}, {"reserved_smem_offset_0", false, 32},
+    {"reserved_smem_offset_1", false, 32},
 };
+
+// %envreg0 to %envreg31, driver-defined words (PTX ISA: "Special Registers: %envreg<32>").
+bool is_environment_register(std::string_view name) {
+  constexpr std::string_view prefix = "envreg";
+  if (!name.starts_with(prefix)) return false;
+  std::string_view number = name.substr(prefix.size());
+  if (number.empty() || number.size() > 2 || (number.size() == 2 && number[0] == '0')) return false;
+  uint32_t value = 0;
+  for (char digit : number) {
+    if (digit < '0' || digit > '9') return false;
+    value = value * 10 + uint32_t(digit - '0');
+  }
+  return value < 32;
+}
+
+constexpr SpecialRegister environment_register = {"envreg", false, 32};
 
 }  // namespace
 
 const SpecialRegister* find_special_register(std::string_view name) {
+  if (is_environment_register(name)) return &environment_register;
   for (const auto& special : special_registers)
     if (special.name == name) return &special;
   return nullptr;

@@ -97,6 +97,25 @@ void FunctionLowering::continue_after_terminator() {
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context(), "after", target_));
 }
 
+void FunctionLowering::emit_return(bool exited) {
+  if (function_.is_entry) builder_.CreateRetVoid();
+  else builder_.CreateRet(builder_.getInt1(exited));
+}
+
+void FunctionLowering::return_from_function(bool exited) {
+  emit_return(exited);
+  continue_after_terminator();
+}
+
+void FunctionLowering::return_if_exited(llvm::Value* exited) {
+  auto* leave = llvm::BasicBlock::Create(context(), "exited", target_);
+  auto* rest = llvm::BasicBlock::Create(context(), "not_exited", target_);
+  builder_.CreateCondBr(exited, leave, rest);
+  builder_.SetInsertPoint(leave);
+  emit_return(true);
+  builder_.SetInsertPoint(rest);
+}
+
 void FunctionLowering::run() {
   allocate_storage();
   auto* body = llvm::BasicBlock::Create(context(), "body", target_);
@@ -113,7 +132,7 @@ void FunctionLowering::run() {
       lower_instruction(*instruction);
     }
   }
-  if (builder_.GetInsertBlock()->getTerminator() == nullptr) builder_.CreateRetVoid();
+  if (builder_.GetInsertBlock()->getTerminator() == nullptr) emit_return(false);
   llvm::IRBuilder<>(allocation_block_).CreateBr(body);
 }
 

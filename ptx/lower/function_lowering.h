@@ -44,6 +44,12 @@ class FunctionLowering {
   llvm::Value* declaration_pointer(uint32_t declaration);
   llvm::Value* shared_base();
 
+  // `ret` (exited false) or `exit` (true): a kernel returns, a .func tells its caller whether
+  // the thread is over (see function_result_type()).
+  void return_from_function(bool exited);
+  // After a call of a function that reports exit: returns too when the callee exited.
+  void return_if_exited(llvm::Value* exited);
+
   llvm::BasicBlock* label_block(const std::string& name);
   // Continues in a fresh block after a terminator; code there is unreachable unless a label follows.
   void continue_after_terminator();
@@ -53,6 +59,7 @@ class FunctionLowering {
 
  private:
   void allocate_storage();
+  void emit_return(bool exited);
   void lower_instruction(const Instruction& instruction);
   llvm::Value* register_pointer(const Operand& operand);
   const VariableDeclaration& variable_of(const Operand& operand) const;

@@ -23,13 +23,21 @@ void add_control_flow_lowerings(LoweringTable& table);
 void add_synchronization_lowerings(LoweringTable& table);
 void add_call_lowerings(LoweringTable& table);
 void add_warp_lowerings(LoweringTable& table);
+void add_matrix_lowerings(LoweringTable& table);
 void add_texture_lowerings(LoweringTable& table);
 void add_async_copy_lowerings(LoweringTable& table);
+void add_video_lowerings(LoweringTable& table);
+void add_multimem_lowerings(LoweringTable& table);
 
 const LoweringTable& lowering_table();
 
 // Shared by several families.
 llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& operand);
 void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instruction);
+// The warp exchange of intrinsics.h: `offer` (at most 64 bits) is offered, and the lanes that
+// arrived together are returned as a mask; peer() then reads what a lane offered.
+llvm::Value* exchange(FunctionLowering& lowering, llvm::Value* offer, llvm::Value* members);
+llvm::Value* peer(FunctionLowering& lowering, llvm::Value* lane);
+llvm::Value* lane_id(FunctionLowering& lowering);
 
 }  // namespace xcuda::ptx

@@ -16,8 +16,11 @@ const LoweringTable& lowering_table() {
     add_synchronization_lowerings(entries);
     add_call_lowerings(entries);
     add_warp_lowerings(entries);
+    add_matrix_lowerings(entries);
     add_texture_lowerings(entries);
     add_async_copy_lowerings(entries);
+    add_video_lowerings(entries);
+    add_multimem_lowerings(entries);
     return entries;
   }();
   return table;

@@ -39,6 +39,11 @@ inline constexpr const char* barrier = "xcuda.barrier";          // void (ptr co
 // operation a BarrierOperation; returns the reduction's result (0 for sync and arrive).
 inline constexpr const char* barrier_operation = "xcuda.barrier.operation";
 using BarrierOperation = host_abi::BarrierOperation;
+// i64 (ptr context, i32 operation, ptr mbarrier, i64 value, i32 count): an mbarrier
+// instruction, as host_abi::MbarrierOperation describes; threads wait for each other at its
+// test_wait and try_wait (the host target runs such kernels as fibers).
+inline constexpr const char* mbarrier = "xcuda.mbarrier";
+using MbarrierOperation = host_abi::MbarrierOperation;
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 
 // Warp collectives meet at an exchange: every lane of the warp that reaches it offers a value

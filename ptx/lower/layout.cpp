@@ -205,6 +205,7 @@ ModuleInfo describe_module(const Module& module, const SharedLayout& shared) {
     const auto& limit = function.required_threads[0] != 0 ? function.required_threads : function.max_threads;
     if (limit[0] != 0) kernel.max_threads_per_block = limit[0] * limit[1] * limit[2];
     for (int axis = 0; axis < 3; ++axis) kernel.required_block[axis] = function.required_threads[static_cast<size_t>(axis)];
+    kernel.min_blocks_per_multiprocessor = function.min_blocks_per_multiprocessor;
     info.kernels.push_back(std::move(kernel));
   }
   for (const auto& variable : module.variables) {

@@ -58,7 +58,7 @@ llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variabl
   };
   for (const InitialValue& value : variable.initializer) {
     if (value.kind == InitialValue::Kind::address) {
-      llvm::Constant* base = target_.getNamedValue(value.symbol);
+      llvm::Constant* base = named_address(value.symbol);
       if (element_bytes != 8 || base == nullptr) {
         diagnostics_.error(value.location, element_bytes != 8 ? "an address needs a 64-bit element"
                                                               : "'" + value.symbol + "' cannot be used in an initialiser");
@@ -82,6 +82,14 @@ llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variabl
   flush_bytes();
   if (fields.size() == 1) return fields[0];
   return llvm::ConstantStruct::getAnon(context, fields, /*Packed=*/true);
+}
+
+// Defined functions carry a prefix in IR (see declare_functions), so a PTX name is looked up
+// among the functions first: a table of function pointers (a vtable) names them.
+llvm::Constant* ModuleLowering::named_address(const std::string& name) const {
+  for (size_t index = 0; index < source_.functions.size(); ++index)
+    if (source_.functions[index].name == name && functions_[index] != nullptr) return functions_[index];
+  return target_.getNamedValue(name);
 }
 
 void ModuleLowering::declare_variables() {
@@ -139,7 +147,7 @@ void ModuleLowering::declare_functions() {
         continue;
       }
       size_t pointers = function.is_entry ? 2 : 1 + function.returns.size() + function.parameters.size();
-      auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), std::vector<llvm::Type*>(pointers, pointer), false);
+      auto* type = llvm::FunctionType::get(function_result_type(context, function), std::vector<llvm::Type*>(pointers, pointer), false);
       // Defined functions are internal and renamed so that no PTX name (say, a kernel called
       // memset) can capture a call the code generator makes to the C library.
       auto linkage = function.has_body ? llvm::GlobalValue::InternalLinkage : llvm::GlobalValue::ExternalLinkage;
@@ -154,8 +162,8 @@ void ModuleLowering::declare_functions() {
 }
 
 void ModuleLowering::run() {
-  declare_variables();
   declare_functions();
+  declare_variables();
   llvm::NamedMDNode* kernels = target_.getOrInsertNamedMetadata(intrinsics::kernels_metadata);
   for (size_t index = 0; index < source_.functions.size(); ++index) {
     const Function& function = source_.functions[index];
@@ -166,6 +174,12 @@ void ModuleLowering::run() {
       kernels->addOperand(llvm::MDNode::get(target_.getContext(), fields));
     }
   }
+  call_synchronizing_targets_directly(target_);
+}
+
+llvm::Type* function_result_type(llvm::LLVMContext& context, const Function& function) {
+  if (function.has_body && !function.is_entry) return llvm::Type::getInt1Ty(context);
+  return llvm::Type::getVoidTy(context);
 }
 
 std::unique_ptr<llvm::Module> lower_module(const Module& module, const SharedLayout& shared,

@@ -32,6 +32,7 @@ class ModuleLowering {
  private:
   void declare_variables();
   llvm::Constant* initial_value(const VariableDeclaration& variable);
+  llvm::Constant* named_address(const std::string& name) const;
   void declare_functions();
 
   const Module& source_;
@@ -41,6 +42,16 @@ class ModuleLowering {
   std::vector<llvm::Function*> functions_;          // by index in source_.functions
   std::vector<llvm::GlobalVariable*> variables_;    // by index in source_.variables; null for .shared
 };
+
+// A .func with a body returns i1: whether the thread executed `exit` inside it, which ends
+// the thread in every caller up to the kernel. Kernels, and the .extern functions a target
+// provides (vprintf, malloc …), return nothing.
+llvm::Type* function_result_type(llvm::LLVMContext& context, const Function& function);
+
+// Indirect calls stay calls through a pointer, except to functions that reach a block barrier
+// or warp collective: those get a direct call under a comparison of the pointer, so that targets
+// which must see every path to a barrier (the host's block formation) find them.
+void call_synchronizing_targets_directly(llvm::Module& module);
 
 std::unique_ptr<llvm::Module> lower_module(const Module& module, const SharedLayout& shared,
                                            llvm::LLVMContext& context, DiagnosticSink& diagnostics);

@@ -2,7 +2,8 @@
 // bar.arrive / barrier.arrive a, b, bar.red / barrier.red with .popc, .and and .or (what
 // __syncthreads_count/_and/_or become), and bar.warp.sync, which is a warp collective. The
 // barrier of the whole block stays intrinsics::barrier, which a target may run its fastest way;
-// every other form becomes intrinsics::barrier_operation.
+// every other form becomes intrinsics::barrier_operation. mbarrier objects (cuda::barrier,
+// cuda::pipeline) become intrinsics::mbarrier.
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
@@ -99,11 +100,97 @@ void lower_barrier(FunctionLowering& lowering, const Instruction& instruction) {
                    ScalarType::pred);
 }
 
+llvm::Value* emit_mbarrier(FunctionLowering& lowering, uint32_t operation, llvm::Value* address,
+                           llvm::Value* value, llvm::Value* count) {
+  auto& builder = lowering.builder();
+  auto* i32 = builder.getInt32Ty();
+  auto* i64 = builder.getInt64Ty();
+  llvm::Function* mbarrier = lowering.module().intrinsic(
+      intrinsics::mbarrier, i64, {builder.getPtrTy(), i32, builder.getPtrTy(), i64, i32});
+  return builder.CreateCall(mbarrier, {lowering.thread_context(), builder.getInt32(operation),
+                                       address, value, count});
+}
+
+uint32_t code_of(intrinsics::MbarrierOperation operation) {
+  return static_cast<uint32_t>(operation);
+}
+
+// mbarrier.<operation>{.parity}{.noComplete}{.expect_tx}{.sem}{.scope}{.space}.b64 with the
+// operands each operation takes (PTX ISA "Parallel Synchronization and Communication
+// Instructions: mbarrier"). The object is a .b64 in shared memory, reached through the space the
+// instruction names; the layout of its word is the target's. .noComplete promises that the
+// arrival does not complete the phase, which changes nothing for a correct program.
+void lower_mbarrier(FunctionLowering& lowering, const Instruction& instruction) {
+  using Operation = intrinsics::MbarrierOperation;
+  auto& builder = lowering.builder();
+  const auto& operands = instruction.operands;
+  std::string form = instruction.modifiers.empty() ? "" : instruction.modifiers[0].word;
+  auto wrong_operands = [&](std::string_view expected) {
+    lowering.error(instruction.location,
+                   "'mbarrier." + form + "' takes " + std::string(expected));
+  };
+  auto is_address = [&](size_t index) {
+    return index < operands.size() && operands[index].kind == Operand::Kind::address;
+  };
+  auto address_at = [&](size_t index) {
+    return lowering.address(operands[index], instruction.qualifiers.space);
+  };
+  auto u32_at = [&](size_t index) { return lowering.read(operands[index], ScalarType::u32); };
+  auto u64_from_u32_at = [&](size_t index) {
+    return builder.CreateZExt(u32_at(index), builder.getInt64Ty());
+  };
+  llvm::Value* none32 = builder.getInt32(0);
+  llvm::Value* none64 = builder.getInt64(0);
+
+  if (form == "init") {
+    if (operands.size() != 2 || !is_address(0)) return wrong_operands("[addr], count");
+    emit_mbarrier(lowering, code_of(Operation::init), address_at(0), none64, u32_at(1));
+  } else if (form == "inval") {
+    if (operands.size() != 1 || !is_address(0)) return wrong_operands("[addr]");
+    emit_mbarrier(lowering, code_of(Operation::invalidate), address_at(0), none64, none32);
+  } else if (form == "expect_tx" || form == "complete_tx") {
+    if (operands.size() != 2 || !is_address(0)) return wrong_operands("[addr], txCount");
+    Operation operation = form == "expect_tx" ? Operation::expect_tx : Operation::complete_tx;
+    emit_mbarrier(lowering, code_of(operation), address_at(0), u64_from_u32_at(1), none32);
+  } else if (form == "arrive" || form == "arrive_drop") {
+    bool expects = has_word(instruction, "expect_tx");
+    if (operands.size() < 2 || operands.size() > 3 || !is_address(1) ||
+        (expects && operands.size() != 3))
+      return wrong_operands(expects ? "state, [addr], txCount" : "state, [addr]{, count}");
+    llvm::Value* transactions = expects ? u64_from_u32_at(2) : none64;
+    llvm::Value* count = !expects && operands.size() == 3 ? u32_at(2) : builder.getInt32(1);
+    uint32_t operation =
+        code_of(Operation::arrive) | (form == "arrive_drop" ? host_abi::mbarrier_drop : 0);
+    lowering.write(operands[0], emit_mbarrier(lowering, operation, address_at(1), transactions, count),
+                   ScalarType::b64);
+  } else if (form == "test_wait" || form == "try_wait") {
+    bool parity = has_word(instruction, "parity");
+    // try_wait's optional suspend-time hint only bounds how long a GPU may wait.
+    size_t most = form == "try_wait" ? 4 : 3;
+    if (operands.size() < 3 || operands.size() > most || !is_address(1))
+      return wrong_operands(parity ? "p, [addr], phaseParity" : "p, [addr], state");
+    llvm::Value* value =
+        parity ? u64_from_u32_at(2) : lowering.read(operands[2], ScalarType::b64);
+    Operation operation = parity ? Operation::test_parity : Operation::test_wait;
+    llvm::Value* done = emit_mbarrier(lowering, code_of(operation), address_at(1), value, none32);
+    lowering.write(operands[0], builder.CreateICmpNE(done, none64), ScalarType::pred);
+  } else if (form == "pending_count") {
+    if (operands.size() != 2) return wrong_operands("count, state");
+    llvm::Value* count = emit_mbarrier(lowering, code_of(Operation::pending_count),
+                                       llvm::ConstantPointerNull::get(builder.getPtrTy()),
+                                       lowering.read(operands[1], ScalarType::b64), none32);
+    lowering.write(operands[0], builder.CreateTrunc(count, builder.getInt32Ty()), ScalarType::u32);
+  } else {
+    lowering.error(instruction.location, "'mbarrier." + form + "' is not supported yet");
+  }
+}
+
 }  // namespace
 
 void add_synchronization_lowerings(LoweringTable& table) {
   table["bar"] = lower_barrier;
   table["barrier"] = lower_barrier;
+  table["mbarrier"] = lower_mbarrier;
 }
 
 }  // namespace xcuda::ptx

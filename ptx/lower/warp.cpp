@@ -22,6 +22,8 @@ bool has_word(const Instruction& instruction, std::string_view word) {
   return std::find(other.begin(), other.end(), word) != other.end();
 }
 
+}  // namespace
+
 // The lanes that arrived at the exchange together, as a mask; every live lane of `members` is
 // among them.
 Value* exchange(FunctionLowering& lowering, Value* offer, Value* members) {
@@ -46,6 +48,8 @@ Value* lane_id(FunctionLowering& lowering) {
                                                           {builder.getPtrTy()});
   return builder.CreateCall(intrinsic, {lowering.thread_context()});
 }
+
+namespace {
 
 // The member mask operand; the pre-.sync forms (shfl, vote without .sync) involve every lane.
 Value* member_mask(FunctionLowering& lowering, const Instruction& instruction, size_t index) {

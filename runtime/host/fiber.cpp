@@ -3,11 +3,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include <spdlog/fmt/fmt.h>
 
 #include "runtime/host/worker_pool.h"
 #include "runtime/log.h"
@@ -68,6 +72,7 @@ namespace {
 
 using ptx::host_abi::BarrierOperation;
 using ptx::host_abi::BlockFrame;
+using ptx::host_abi::MbarrierOperation;
 
 constexpr uint32_t warp_size = 32;
 constexpr uint32_t barrier_count = 16;
@@ -118,6 +123,47 @@ struct Barrier {
   std::vector<Fiber*> waiting;
 };
 
+// The word of an mbarrier object, which programs treat as opaque: the arrivals the current
+// phase still waits for, the arrivals each phase expects, the transactions (expect_tx minus
+// complete_tx, 21-bit two's complement) the current phase waits for, and the phase's parity.
+// A block's threads all run on one host thread, so plain reads and writes of it suffice.
+class MbarrierWord {
+ public:
+  static constexpr uint32_t count_bits = 21;
+  static constexpr uint64_t count_mask = (uint64_t{1} << count_bits) - 1;
+  static constexpr uint32_t max_count = (1u << 20) - 1;  // PTX: counts are 1 to 2^20 - 1
+
+  explicit MbarrierWord(uint64_t word) : word_(word) {}
+  static MbarrierWord initial(uint32_t count) {
+    return MbarrierWord(uint64_t{count} | uint64_t{count} << count_bits);
+  }
+
+  uint64_t word() const { return word_; }
+  uint32_t pending() const { return static_cast<uint32_t>(word_ & count_mask); }
+  uint32_t expected() const { return static_cast<uint32_t>(word_ >> count_bits & count_mask); }
+  int32_t transactions() const {
+    auto raw = static_cast<uint32_t>(word_ >> (2 * count_bits) & count_mask);
+    return static_cast<int32_t>(raw << (32 - count_bits)) >> (32 - count_bits);
+  }
+  uint32_t parity() const { return static_cast<uint32_t>(word_ >> 63); }
+
+  void set(uint32_t pending, uint32_t expected, int32_t transactions) {
+    word_ = (word_ & (uint64_t{1} << 63)) | (pending & count_mask) |
+            (uint64_t{expected} & count_mask) << count_bits |
+            (static_cast<uint64_t>(static_cast<uint32_t>(transactions)) & count_mask)
+                << (2 * count_bits);
+  }
+  // The phase ends once every arrival and every transaction came; the next expects as many.
+  void complete_if_done() {
+    if (pending() != 0 || transactions() != 0) return;
+    word_ ^= uint64_t{1} << 63;
+    set(expected(), expected(), 0);
+  }
+
+ private:
+  uint64_t word_;
+};
+
 struct Warp {
   uint32_t live = 0;     // lanes that exist and have not exited
   uint32_t waiting = 0;  // lanes waiting at a collective
@@ -132,6 +178,7 @@ class BlockScheduler {
   uint32_t barrier(uint32_t id, uint32_t thread_count, uint32_t operation, uint32_t value);
   uint32_t warp_exchange(uint64_t offer, uint32_t members);
   uint64_t warp_peer(uint32_t lane) const { return current_->view[lane % warp_size]; }
+  uint64_t mbarrier(uint32_t operation, uint64_t* object, uint64_t value, uint32_t count);
 
  private:
   [[noreturn]] static void fiber_main(void* fiber);
@@ -144,6 +191,10 @@ class BlockScheduler {
   void complete_if_reached(Barrier& barrier);
   void release_complete_groups(uint32_t warp_index);
   uint32_t linear_index(const Fiber& fiber) const;
+  // Lets the other ready threads run before the current one goes on; when every thread left
+  // only polls and nothing changed for two rounds, nothing ever will: the block fails.
+  void yield_to_others();
+  [[noreturn]] void fail(const char* reason, const std::string& detail);
 
   std::vector<std::unique_ptr<Fiber>> fibers_;  // the first thread_count_ run this block
   uint32_t thread_count_ = 0;
@@ -153,6 +204,9 @@ class BlockScheduler {
   void* scheduler_stack_pointer_ = nullptr;
   std::array<Barrier, barrier_count> barriers_;
   std::vector<Warp> warps_;
+  uint64_t progress_ = 0;             // counts events that may let a polling thread go on
+  uint64_t progress_at_last_poll_ = 0;
+  uint32_t polls_without_progress_ = 0;
   const uint8_t* parameters_ = nullptr;
   const BlockFrame* frame_ = nullptr;
   FiberThreadFunction thread_ = nullptr;
@@ -209,6 +263,7 @@ void BlockScheduler::run(const uint8_t* parameters, const BlockFrame* frame,
   // A block abandoned by a fault leaves this state half way; everything starts afresh.
   ready_.clear();
   current_ = nullptr;
+  polls_without_progress_ = 0;
   for (Barrier& barrier : barriers_) {
     barrier.arrived = barrier.expected = barrier.votes = 0;
     barrier.waiting.clear();
@@ -276,6 +331,7 @@ void BlockScheduler::wake(Fiber& fiber) {
 // may now be complete (PTX: exit releases the thread from later barriers).
 void BlockScheduler::finish() {
   --live_threads_;
+  ++progress_;
   for (Barrier& barrier : barriers_)
     if (barrier.arrived > 0 && barrier.expected == 0) complete_if_reached(barrier);
   uint32_t linear = linear_index(*current_);
@@ -315,6 +371,7 @@ uint32_t BlockScheduler::barrier(uint32_t id, uint32_t thread_count, uint32_t op
     abandon_current_block(ErrorCode::launch_failed, "barrier thread count out of range");
   }
   Barrier& target = barriers_[id];
+  ++progress_;
   ++target.arrived;
   target.expected = thread_count;
   target.votes += value != 0;
@@ -365,12 +422,100 @@ uint32_t BlockScheduler::warp_exchange(uint64_t offer, uint32_t members) {
   uint32_t linear = linear_index(*current_);
   uint32_t lane = linear % warp_size;
   Warp& warp = warps_[linear / warp_size];
+  ++progress_;
   warp.offers[lane] = offer;
   warp.members[lane] = members;
   warp.waiting |= lane_bit(lane);
   release_complete_groups(linear / warp_size);
   wait();
   return current_->result;
+}
+
+void BlockScheduler::fail(const char* reason, const std::string& detail) {
+  logger().error("block [{},{},{}]: {}", frame_->block_index[0], frame_->block_index[1],
+                 frame_->block_index[2], detail);
+  abandon_current_block(ErrorCode::launch_failed, reason);
+}
+
+void BlockScheduler::yield_to_others() {
+  if (progress_ != progress_at_last_poll_) {
+    progress_at_last_poll_ = progress_;
+    polls_without_progress_ = 0;
+  } else if (++polls_without_progress_ > 2 * live_threads_ + 2) {
+    fail("deadlock: threads poll mbarriers whose phases can never complete",
+         std::to_string(live_threads_) +
+             " threads poll mbarriers or wait at barriers, and no phase can complete");
+  }
+  ready_.push_back(current_);
+  suspend();
+}
+
+uint64_t BlockScheduler::mbarrier(uint32_t operation, uint64_t* object, uint64_t value,
+                                  uint32_t count) {
+  auto kind = static_cast<MbarrierOperation>(operation & ptx::host_abi::mbarrier_operation_mask);
+  if (kind == MbarrierOperation::pending_count) return MbarrierWord(value).pending();
+  if (object == nullptr || reinterpret_cast<uintptr_t>(object) % alignof(uint64_t) != 0)
+    fail("mbarrier object misaligned or null",
+         fmt::format("mbarrier at {} is not 8-byte aligned", static_cast<void*>(object)));
+  MbarrierWord word(*object);
+  auto write = [&] {
+    *object = word.word();
+    ++progress_;
+  };
+  auto check_count = [&](uint32_t value_count, const char* what) {
+    if (value_count == 0 || value_count > MbarrierWord::max_count)
+      fail("mbarrier count out of range",
+           fmt::format("mbarrier.{} with a count of {} (1 to 2^20-1 allowed)", what, value_count));
+  };
+  switch (kind) {
+    case MbarrierOperation::init:
+      check_count(count, "init");
+      word = MbarrierWord::initial(count);
+      write();
+      return 0;
+    case MbarrierOperation::invalidate:
+      word = MbarrierWord(0);
+      write();
+      return 0;
+    case MbarrierOperation::expect_tx:
+    case MbarrierOperation::complete_tx: {
+      auto transactions = static_cast<int32_t>(value);
+      int32_t updated = word.transactions() +
+                        (kind == MbarrierOperation::expect_tx ? transactions : -transactions);
+      word.set(word.pending(), word.expected(), updated);
+      word.complete_if_done();
+      write();
+      return 0;
+    }
+    case MbarrierOperation::arrive: {
+      check_count(count, "arrive");
+      if (count > word.pending())
+        fail("mbarrier arrival beyond the expected count",
+             fmt::format("mbarrier.arrive of {} when the phase waits for {} arrivals", count,
+                         word.pending()));
+      // PTX: the state captures the object as it was before the arrival (the H200's
+      // pending_count of it counts this arrival as still pending).
+      uint64_t state = word.word();
+      uint32_t expected = word.expected();
+      if ((operation & ptx::host_abi::mbarrier_drop) != 0) expected -= std::min(expected, count);
+      word.set(word.pending() - count, expected,
+               word.transactions() + static_cast<int32_t>(value));
+      word.complete_if_done();
+      write();
+      return state;
+    }
+    case MbarrierOperation::test_wait:
+    case MbarrierOperation::test_parity: {
+      uint32_t waited_parity = kind == MbarrierOperation::test_wait
+                                   ? MbarrierWord(value).parity()
+                                   : static_cast<uint32_t>(value & 1);
+      if (word.parity() != waited_parity) return 1;
+      yield_to_others();
+      return MbarrierWord(*object).parity() != waited_parity;
+    }
+    case MbarrierOperation::pending_count: break;
+  }
+  fail("unknown mbarrier operation", fmt::format("mbarrier operation {}", operation));
 }
 
 }  // namespace
@@ -390,5 +535,9 @@ uint32_t fiber_warp_exchange(uint64_t offer, uint32_t members) {
 }
 
 uint64_t fiber_warp_peer(uint32_t lane) { return this_thread_scheduler().warp_peer(lane); }
+
+uint64_t fiber_mbarrier(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count) {
+  return this_thread_scheduler().mbarrier(operation, mbarrier, value, count);
+}
 
 }  // namespace xcuda::runtime::host

@@ -26,5 +26,7 @@ void fiber_run_block(const uint8_t* parameters, const ptx::host_abi::BlockFrame*
 uint32_t fiber_barrier(uint32_t barrier, uint32_t thread_count, uint32_t operation, uint32_t value);
 uint32_t fiber_warp_exchange(uint64_t offer, uint32_t members);
 uint64_t fiber_warp_peer(uint32_t lane);
+// __xcuda_fiber_mbarrier, as ptx/host_abi.h describes it.
+uint64_t fiber_mbarrier(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count);
 
 }  // namespace xcuda::runtime::host

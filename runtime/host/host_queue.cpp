@@ -154,6 +154,9 @@ void HostQueue::wait_for(Queue& other) {
     });
     return;
   }
+  // Everything enqueued there so far is done: nothing to wait for. The legacy default stream
+  // orders every launch after each blocking stream, so this is the common case.
+  if (other_host->idle()) return;
   auto signal = std::make_shared<Signal>();
   other_host->enqueue(
       [signal]() -> Status {
@@ -179,11 +182,20 @@ Status HostQueue::synchronize() {
   // Waking the queue's thread costs more than an empty kernel: the waiting thread runs what is
   // pending itself, in order, whenever the queue's thread is not running a command.
   while (!pending_.empty() || running_command_) {
-    if (running_command_) emptied_.wait(lock);
-    else run_next(lock);
+    if (!running_command_) run_next(lock);
+    else if (!wait_briefly_for_command(lock)) emptied_.wait(lock);
   }
   if (failure_) return *failure_;
   return {};
+}
+
+bool HostQueue::wait_briefly_for_command(std::unique_lock<std::mutex>& lock) {
+  uint64_t running = commands_run_.load(std::memory_order_relaxed);
+  lock.unlock();
+  bool ended = yield_briefly_until(
+      [&] { return commands_run_.load(std::memory_order_acquire) != running; });
+  lock.lock();
+  return ended;
 }
 
 bool HostQueue::idle() {
@@ -225,6 +237,7 @@ void HostQueue::run_next(std::unique_lock<std::mutex>& lock) {
   command = {};  // what the work captured goes now, not after the next command arrives
   lock.lock();
   running_command_ = false;
+  commands_run_.fetch_add(1, std::memory_order_release);
   if (!status.ok() && !failure_) failure_ = status.error();
   // Either thread may run the next command: whichever is waiting.
   emptied_.notify_all();

@@ -3,6 +3,7 @@
 // pending work itself rather than wait for the queue's thread to wake.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -51,6 +52,9 @@ class HostQueue final : public Queue {
   void drain();
   // Runs the first pending command; `lock` holds mutex_ before and after.
   void run_next(std::unique_lock<std::mutex>& lock);
+  // While another thread runs a command: whether it ended within a short while. `lock` holds
+  // mutex_ before and after, not during.
+  bool wait_briefly_for_command(std::unique_lock<std::mutex>& lock);
 
   std::shared_ptr<WorkerPool> pool_;
   uint32_t max_shared_bytes_;
@@ -60,6 +64,7 @@ class HostQueue final : public Queue {
   std::condition_variable emptied_;
   std::deque<Command> pending_;   // guarded by mutex_
   bool running_command_ = false;  // guarded by mutex_
+  std::atomic<uint64_t> commands_run_{0};  // written under mutex_, read without it
   bool stopping_ = false;         // guarded by mutex_
   std::optional<Error> failure_;  // the first error, guarded by mutex_
 

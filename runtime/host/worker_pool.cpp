@@ -69,10 +69,17 @@ void abandon_current_block(ErrorCode code, const char* reason) {
   siglongjmp(execution->resume, 1);
 }
 
+// The words of a launch that is not cooperative: all 0, so cooperative_groups finds no grid
+// workspace and this_grid().is_valid() is false (NVIDIA's driver gives ordinary launches a
+// workspace too once the context has made a cooperative launch; nothing documents that).
+constexpr uint32_t no_environment[ptx::host_abi::environment_register_count] = {};
+
 struct WorkerPool::Grid {
   explicit Grid(const GridWork& work) : work(work) {}
 
   const GridWork& work;
+  ptx::host_abi::GridWorkspace workspace{sizeof(ptx::host_abi::GridWorkspace), 0, {}};
+  uint32_t environment[ptx::host_abi::environment_register_count] = {};
   uint64_t block_count = 0;
   uint64_t shared_bytes = 0;
   uint64_t grid_id = 0;
@@ -122,6 +129,23 @@ Status WorkerPool::run(const GridWork& work) {
   grid.grid_id = grid_count_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (grid.block_count == 0) return {};
 
+  // A cooperative grid's blocks spin in grid.sync() until all have arrived, so each needs a
+  // thread of its own for the whole launch: the API admits no more blocks than there are
+  // workers, helpers join it as they come free and none leaves it before its last block ends.
+  // Two cooperative grids at once could each hold some of the helpers the other waits for.
+  std::unique_lock<std::mutex> cooperative;
+  if (work.shape.cooperative) {
+    if (grid.block_count > worker_count_)
+      return make_error(ErrorCode::launch_out_of_resources,
+                        "kernel " + std::string(work.kernel_name) + ": cooperative launch of " +
+                            std::to_string(grid.block_count) + " blocks on " +
+                            std::to_string(worker_count_) + " workers");
+    cooperative = std::unique_lock(cooperative_mutex_);
+    auto address = reinterpret_cast<uintptr_t>(&grid.workspace);
+    grid.environment[1] = static_cast<uint32_t>(address >> 32);
+    grid.environment[2] = static_cast<uint32_t>(address);
+  }
+
   const auto helpers =
       static_cast<unsigned>(std::min<uint64_t>(grid.block_count - 1, threads_.size()));
   if (helpers > 0) {
@@ -147,6 +171,13 @@ Status WorkerPool::run(const GridWork& work) {
     std::unique_lock lock(state_mutex_);
     std::erase(grids_, &grid);
     grid.helpers_wanted = 0;
+    // Helpers still running are finishing their last blocks: yield to them before sleeping.
+    lock.unlock();
+    yield_briefly_until([&] {
+      std::lock_guard check(state_mutex_);
+      return grid.helpers_active == 0;
+    });
+    lock.lock();
     work_done_.wait(lock, [&] { return grid.helpers_active == 0; });
   }
 
@@ -191,6 +222,7 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
   frame.sm_index = slot;
   frame.sm_count = worker_count();
   frame.grid_id = grid.grid_id;
+  frame.environment = grid.work.shape.cooperative ? grid.environment : no_environment;
 
   auto fail = [&](Error error) {
     // Blocks not yet started must not start; those running finish.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -74,6 +75,7 @@ class WorkerPool {
   unsigned worker_count_;
 
   std::atomic<uint64_t> grid_count_{0};
+  std::mutex cooperative_mutex_;  // held by the one cooperative grid running
 
   std::mutex state_mutex_;
   std::condition_variable work_ready_;
@@ -83,6 +85,19 @@ class WorkerPool {
 
   std::vector<std::thread> threads_;
 };
+
+// Yields the calling thread's core until `done()` or some tens of microseconds have passed;
+// returns whether done. Work that ends within microseconds (a small kernel, the last blocks of
+// a grid) ends sooner than a thread put to sleep is woken again on a busy machine.
+template <class Done>
+bool yield_briefly_until(const Done& done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+}
 
 // The block the calling thread is running, or nullptr outside a kernel: device callbacks use it
 // to say where they were called from.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -25,6 +26,8 @@ constexpr std::string_view usage =
     "  xcuda compile --target host FILE.ptx -o OUTPUT.o\n"
     "  xcuda compile --target gfx90a [--code-object 4|5] FILE.ptx -o OUTPUT.hsaco\n"
     "                                         compile PTX; report every problem as file:line:col\n"
+    "  xcuda compile --check FILE.ptx         only parse, check and lower to LLVM IR; write nothing\n"
+    "        [--time-passes] [--emit-llvm PREFIX]   print each pass's time; write PREFIX.{un,}optimized.ll\n"
     "  xcuda info                             list the backend, its devices and the code cache\n"
     "  xcuda dump FILE [-o DIRECTORY]         list the fatbins in FILE; extract their PTX\n"
     "  xcuda precompile FILE...               compile every module in FILEs into the code cache\n";
@@ -76,9 +79,14 @@ int run(int argc, char** argv) {
 
 int compile(int argc, char** argv) {
   std::string input, output, target = "host", code_object = "5";
+  bool check_only = false, time_passes = false;
+  std::string ir_prefix;
   for (int index = 0; index < argc; ++index) {
     std::string_view argument = argv[index];
     if (argument == "-o" && index + 1 < argc) output = argv[++index];
+    else if (argument == "--check") check_only = true;
+    else if (argument == "--time-passes") time_passes = true;
+    else if (argument == "--emit-llvm" && index + 1 < argc) ir_prefix = argv[++index];
     else if (argument == "--target" && index + 1 < argc) target = argv[++index];
     else if (argument == "--code-object" && index + 1 < argc) code_object = argv[++index];
     else if (!argument.empty() && argument[0] != '-' && input.empty()) input = argument;
@@ -100,9 +108,15 @@ int compile(int argc, char** argv) {
   options.amdgpu_processor = target;
   options.code_object_version = code_object == "4" ? 4 : 5;
   options.file_name = input;
-  xcuda::ptx::CompileResult result = xcuda::ptx::compile(text, options);
+  options.ir_dump_prefix = ir_prefix;
+  xcuda::ptx::CompileResult result =
+      check_only ? xcuda::ptx::check_and_lower(text, options) : xcuda::ptx::compile(text, options);
+  if (time_passes)
+    for (const auto& [pass, seconds] : result.pass_times)
+      std::cerr << std::fixed << std::setprecision(3) << std::setw(9) << seconds << " s  " << pass << "\n";
   for (const auto& diagnostic : result.diagnostics) std::cerr << diagnostic.to_string() << "\n";
   if (!result.ok()) return 1;
+  if (check_only) return 0;
   if (output.empty()) output = std::filesystem::path(input).replace_extension(amdgpu ? ".hsaco" : ".o").string();
   std::ofstream out(output, std::ios::binary);
   out.write(reinterpret_cast<const char*>(result.object.data()),

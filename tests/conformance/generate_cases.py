@@ -366,6 +366,182 @@ def bit_cases():
     case(family, "fns.b32", ["u32", "u32", "s32"], "u32", ["fns.b32 %d, %a, %b, %c;"])
 
 
+def video_cases():
+    family = "video"
+
+    def video(name, instruction, types, operands, **descriptor):
+        case(family, name, list(types), "u32", [f"{instruction} {operands};"], **descriptor)
+
+    for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax"):
+        video(f"{op}.u32.u32.u32", f"{op}.u32.u32.u32", ("u32", "u32"), "%d, %a, %b")
+        video(f"{op}.s32.s32.s32.sat", f"{op}.s32.s32.s32.sat", ("s32", "s32"), "%d, %a, %b")
+        video(f"{op}.s32.u32.s32", f"{op}.s32.u32.s32", ("u32", "s32"), "%d, %a, %b")
+        video(f"{op}.u32.s32.u32.sat", f"{op}.u32.s32.u32.sat", ("s32", "u32"), "%d, %a, %b")
+        video(f"{op}.s32.s32.u32_b1_h1", f"{op}.s32.s32.u32", ("s32", "u32"), "%d, %a.b1, %b.h1")
+        for op2, sign in (("add", "u32"), ("min", "s32"), ("max", "u32")):
+            video(f"{op}.{sign}.{op2}", f"{op}.{sign}.{sign}.{sign}.{op2}", (sign, sign, sign),
+                  "%d, %a, %b, %c")
+        video(f"{op}.s32.sat_merge_b2", f"{op}.s32.s32.s32.sat", ("s32", "s32", "u32"),
+              "%d.b2, %a.h0, %b.b3, %c")
+        video(f"{op}.u32.sat_merge_h1", f"{op}.u32.u32.u32.sat", ("u32", "u32", "u32"),
+              "%d.h1, %a.b0, %b.h0, %c")
+    for op in ("vshl", "vshr"):
+        video(f"{op}.u32.u32.u32.clamp", f"{op}.u32.u32.u32.clamp", ("u32", "u32"), "%d, %a, %b")
+        video(f"{op}.s32.s32.u32.wrap", f"{op}.s32.s32.u32.wrap", ("s32", "u32"), "%d, %a, %b")
+        video(f"{op}.s32.s32.u32.sat.clamp", f"{op}.s32.s32.u32.sat.clamp", ("s32", "u32"), "%d, %a, %b")
+        video(f"{op}.u32.s32.u32.sat.wrap_h1_b0", f"{op}.u32.s32.u32.sat.wrap", ("s32", "u32"),
+              "%d, %a.h1, %b.b0")
+        video(f"{op}.u32.clamp.add", f"{op}.u32.u32.u32.clamp.add", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+        video(f"{op}.s32.wrap_merge_b1", f"{op}.s32.s32.u32.wrap", ("s32", "u32", "u32"),
+              "%d.b1, %a.b3, %b, %c")
+    for types, sources in (("u32.u32.u32", ("u32", "u32", "u32")), ("s32.s32.s32", ("s32", "s32", "s32")),
+                           ("s32.u32.s32", ("u32", "s32", "s32")), ("u32.s32.u32", ("s32", "u32", "u32"))):
+        video(f"vmad.{types}", f"vmad.{types}", sources, "%d, %a, %b, %c")
+    video("vmad.u32.po", "vmad.u32.u32.u32.po", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+    video("vmad.s32.shr7", "vmad.s32.s32.s32.shr7", ("s32", "s32", "s32"), "%d, %a, %b, %c")
+    video("vmad.s32.sat.shr15", "vmad.s32.s32.s32.sat.shr15", ("s32", "s32", "s32"), "%d, %a, %b, %c")
+    video("vmad.u32.sat_h1_b2", "vmad.u32.u32.u32.sat", ("u32", "u32", "u32"), "%d, %a.h1, %b.b2, %c")
+    video("vmad.s32.sat.po.shr7", "vmad.s32.s32.u32.sat.po.shr7", ("s32", "u32", "s32"), "%d, %a, %b, %c")
+    for types, sources in (("u32.u32", ("u32", "u32")), ("s32.s32", ("s32", "s32")), ("s32.u32", ("s32", "u32"))):
+        body = ["mov.u32 %d, 0;"]
+        for bit, comparison in enumerate(("eq", "ne", "lt", "le", "gt", "ge")):
+            body += [f"vset.{types}.{comparison} %t0, %a, %b;", f"shl.b32 %t0, %t0, {bit};",
+                     "or.b32 %d, %d, %t0;"]
+        case(family, f"vset.{types}", list(sources), "u32", body, note="bit k = eq ne lt le gt ge")
+    video("vset.s32.u32.lt_b3_h0", "vset.s32.u32.lt", ("s32", "u32"), "%d, %a.b3, %b.h0")
+    video("vset.u32.u32.ne.add", "vset.u32.u32.ne.add", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+    video("vset.s32.s32.gt.max", "vset.s32.s32.gt.max", ("s32", "s32", "s32"), "%d, %a, %b, %c")
+    video("vset.s32.s32.le_merge_b1", "vset.s32.s32.le", ("s32", "s32", "u32"), "%d.b1, %a.b0, %b.b2, %c")
+    for lanes, selectors, mask in ((2, ("h01", "h20"), "h1"), (4, ("b0527", "b6143"), "b20")):
+        for op in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax"):
+            name = f"{op}{lanes}"
+            video(f"{name}.u32.u32.u32", f"{name}.u32.u32.u32", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+            video(f"{name}.s32.s32.s32.sat", f"{name}.s32.s32.s32.sat", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+            video(f"{name}.u32.s32.u32.sat", f"{name}.u32.s32.u32.sat", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+            video(f"{name}.s32.add", f"{name}.s32.s32.s32.add", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+            video(f"{name}.s32.u32.s32_mask_{mask}", f"{name}.s32.u32.s32", ("u32", "u32", "u32"),
+                  f"%d.{mask}, %a.{selectors[0]}, %b.{selectors[1]}, %c")
+            video(f"{name}.u32.add_mask_{mask}", f"{name}.u32.u32.u32.add", ("u32", "u32", "u32"),
+                  f"%d.{mask}, %a.{selectors[1]}, %b, %c")
+        name = f"vset{lanes}"
+        video(f"{name}.u32.u32.lt", f"{name}.u32.u32.lt", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+        video(f"{name}.s32.s32.ge", f"{name}.s32.s32.ge", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+        video(f"{name}.s32.u32.ne.add", f"{name}.s32.u32.ne.add", ("u32", "u32", "u32"), "%d, %a, %b, %c")
+        video(f"{name}.u32.s32.eq_mask_{mask}", f"{name}.u32.s32.eq", ("u32", "u32", "u32"),
+              f"%d.{mask}, %a.{selectors[0]}, %b.{selectors[1]}, %c")
+
+
+def control_cases():
+    family = "control"
+    targets = ", ".join(f"$case{k}" for k in range(5))
+    body = ["and.b32 %t0, %a, 7;", f"$targets: .branchtargets {targets};"]
+    body += ["setp.gt.u32 %p0, %t0, 4;", "@%p0 mov.u32 %t0, 4;", "brx.idx %t0, $targets;"]
+    for k in range(5):
+        body += [f"$case{k}:", f"xor.b32 %d, %a, {0x1111 * (k + 1)};", "bra.uni $joined;"]
+    body += ["$joined:"]
+    case(family, "brx.idx", ["u32"], "u32", body, note="index (in0 & 7) clamped to 4")
+    case(family, "griddepcontrol", ["u32"], "u32",
+         ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;", "add.u32 %d, %a, 1;"],
+         note="ordering only: d = in0 + 1")
+
+
+# Matrix instructions are warp-collective: each lane's fragment is filled with the inputs of
+# other lanes of its warp (lane L's element i of a matrix is input (L + 5i + 1) mod 32 of the
+# warp), so that every product mixes tuples. Counts are multiples of 32 for three inputs.
+def lane_load(parameter, element, shift, destination):
+    register_type, load_type, size = TYPES[element]
+    return [f"add.u32 %source, %lane, {shift};", "and.b32 %source, %source, 31;",
+            "add.u32 %source, %source, %base;", f"ld.param.u64 %address, [{parameter}];",
+            "cvta.to.global.u64 %address, %address;", f"mul.wide.u32 %offset, %source, {size};",
+            "add.u64 %address, %address, %offset;", f"ld.global.{load_type} {destination}, [%address];"]
+
+
+MATRIX_REGISTERS = [".reg .b32 %lane, %base, %source, %r<8>, %s<4>, %u<4>, %v<4>;", ".reg .b16 %h<2>;",
+                    ".reg .b64 %w<8>;", ".reg .u64 %tile;", "mov.u32 %lane, %laneid;",
+                    "sub.u32 %base, %index, %lane;"]
+
+
+def fragment(parameter, element, registers, per_register, first_shift):
+    """Loads `registers` fragment registers of `element`s, packing 16-bit ones in pairs."""
+    body = []
+    for register in range(len(registers)):
+        shift = first_shift + 5 * register * per_register
+        if per_register == 2:
+            body += lane_load(parameter, element, shift, "%h0") + lane_load(parameter, element, shift + 5, "%h1")
+            body.append(f"mov.b32 {registers[register]}, {{%h0, %h1}};")
+        else:
+            body += lane_load(parameter, element, shift, registers[register])
+    return body
+
+
+def mma_case(shape, types, inputs, a_count, b_count, c_count, **descriptor):
+    d_type, a_type, b_type, c_type = types.split(".")[-4:]
+    wide = c_type == "f64"
+    per_register = 2 if a_type in ("f16", "bf16") else 1
+    a_registers = [f"%w{i}" if wide else f"%r{i}" for i in range(a_count)]
+    b_registers = [f"%w{4 + i}" if wide else f"%s{i}" for i in range(b_count)]
+    c_registers = [f"%{'x' if wide else 'u'}{i}" for i in range(c_count)]
+    d_registers = [f"%{'y' if wide else 'v'}{i}" for i in range(c_count)]
+    body = ["{", *MATRIX_REGISTERS]
+    if wide:
+        body.append(".reg .b64 %x<4>, %y<4>;")
+    body += fragment("in0", inputs[0], a_registers, per_register, 1)
+    body += fragment("in1", inputs[1], b_registers, per_register, 3)
+    body += fragment("in2", inputs[2], c_registers, 2 if c_type == "f16" else 1, 7)
+    body.append(f"mma.sync.aligned.{shape}.row.col.{types} {{{', '.join(d_registers)}}}, {{{', '.join(a_registers)}}}, "
+                f"{{{', '.join(b_registers)}}}, {{{', '.join(c_registers)}}};")
+    body.append("mov.b64 %d, %y0;" if wide else f"mov.b64 %d, {{%v0, %v{c_count - 1}}};")
+    body.append("}")
+    case("matrix", f"mma.{shape}.{types}", inputs, "u64", body,
+         note="d = " + ("register 0 of D" if wide else f"D registers 0 and {c_count - 1}"), **descriptor)
+
+
+# ldmatrix/stmatrix: a warp's 512 bytes of shared memory; lane L gives row address
+# (7L mod 32)*16, so that rows are not in lane order.
+def matrix_memory_case(name, count, transposed):
+    trans = ".trans" if transposed else ""
+    body = ["{", *MATRIX_REGISTERS, ".shared .align 16 .b8 tiles[4096];",
+            "mov.u32 %source, %tid.x;", "shr.u32 %source, %source, 5;", "mul.wide.u32 %tile, %source, 512;",
+            "mov.u64 %offset, tiles;", "add.u64 %tile, %tile, %offset;"]
+    body += fragment("in0", "u32", ["%r0", "%r1", "%r2", "%r3"], 1, 1)
+    body += ["mul.lo.u32 %source, %lane, 16;", "cvt.u64.u32 %offset, %source;", "add.u64 %address, %tile, %offset;"]
+    row_address = ["mul.lo.u32 %source, %lane, 7;", "and.b32 %source, %source, 31;", "mul.lo.u32 %source, %source, 16;",
+                   "cvt.u64.u32 %offset, %source;", "add.u64 %offset, %tile, %offset;"]
+    registers = ", ".join(f"%r{i}" for i in range(count))
+    if name == "ldmatrix":
+        body += ["st.shared.v4.b32 [%address], {%r0, %r1, %r2, %r3};", "bar.warp.sync -1;", *row_address,
+                 f"ldmatrix.sync.aligned.m8n8.x{count}{trans}.shared.b16 {{{registers}}}, [%offset];",
+                 f"mov.b64 %d, {{%r{max(count - 2, 0)}, %r{count - 1}}};"]
+        note = f"d = registers {max(count - 2, 0)} and {count - 1}"
+    else:
+        body += ["mov.b64 %w0, 0;", "st.shared.v2.b64 [%address], {%w0, %w0};", "bar.warp.sync -1;", *row_address,
+                 f"stmatrix.sync.aligned.m8n8.x{count}{trans}.shared.b16 [%offset], {{{registers}}};",
+                 "bar.warp.sync -1;", "ld.shared.v2.b64 {%w0, %w1}, [%address];", "xor.b64 %d, %w0, %w1;"]
+        note = "d = the two halves of the 16 bytes at lane*16 of the warp's tile, xored"
+    body.append("}")
+    case("matrix", f"{name}.x{count}{trans}", ["u32", "u32", "u32"], "u64", body, note=note)
+
+
+def matrix_cases():
+    for shape, k in (("m16n8k8", 8), ("m16n8k16", 16)):
+        for half in ("f16", "bf16"):
+            mma_case(shape, f"f32.{half}.{half}.f32", [half, half, "f32"], k // 4, k // 8, 4)
+        mma_case(shape, "f16.f16.f16.f16", ["f16", "f16", "f16"], k // 4, k // 8, 2)
+    for shape, k in (("m16n8k4", 4), ("m16n8k8", 8)):
+        mma_case(shape, "f32.tf32.tf32.f32", ["f32", "f32", "f32"], k // 2, k // 4, 4)
+    for shape, k in (("m16n8k16", 16), ("m16n8k32", 32)):
+        mma_case(shape, "s32.s8.s8.s32", ["u32", "u32", "s32"], k // 8, k // 16, 4)
+        mma_case(shape, "satfinite.s32.u8.s8.s32", ["u32", "u32", "s32"], k // 8, k // 16, 4)
+    mma_case("m8n8k16", "s32.u8.u8.s32", ["u32", "u32", "s32"], 1, 1, 2)
+    mma_case("m8n8k4", "f64.f64.f64.f64", ["f64", "f64", "f64"], 1, 1, 2)
+    for shape, k in (("m16n8k4", 4), ("m16n8k8", 8), ("m16n8k16", 16)):
+        mma_case(shape, "f64.f64.f64.f64", ["f64", "f64", "f64"], k // 2, k // 4, 4)
+    for count in (1, 2, 4):
+        for transposed in (False, True):
+            matrix_memory_case("ldmatrix", count, transposed)
+            matrix_memory_case("stmatrix", count, transposed)
+
+
 def main():
     integer_cases()
     float_cases()
@@ -374,6 +550,9 @@ def main():
     half_cases()
     narrow_conversion_cases()
     bit_cases()
+    video_cases()
+    control_cases()
+    matrix_cases()
     shutil.rmtree(CASES_DIR, ignore_errors=True)
     for key, (inputs, output, body, descriptor) in cases.items():
         path = CASES_DIR / f"{key}.ptx"

@@ -11,6 +11,7 @@ by their first diagnostic.
     tests/corpus/compile_corpus.py --xcuda build/bin/xcuda                 # every library
     tests/corpus/compile_corpus.py --xcuda build/bin/xcuda --sample 20 libcurand libcublas
     tests/corpus/compile_corpus.py --xcuda build/bin/xcuda --list tests/corpus/sample.txt
+    tests/corpus/compile_corpus.py --xcuda build/bin/xcuda --check        # front end only, fast
 
 With --list, only the modules named in the file are compiled (what the ptx.corpus_sample test
 does), and a named module that the libraries do not hold is a failure. The exit status is 0 when
@@ -72,11 +73,12 @@ def evenly_spaced(items, count):
 Result = collections.namedtuple("Result", "library path ok seconds first_diagnostic diagnostics")
 
 
-def compile_module(xcuda, library, path, timeout):
+def compile_module(xcuda, library, path, timeout, check_only):
     output = path[:-len(".ptx")] + ".o"
+    command = [xcuda, "compile"] + (["--check", path] if check_only else ["--target", "host", path, "-o", output])
     start = time.monotonic()
     try:
-        completed = subprocess.run([xcuda, "compile", "--target", "host", path, "-o", output],
+        completed = subprocess.run(command,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                    errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -126,6 +128,9 @@ def main():
     parser.add_argument("--sample", type=int, default=0,
                         help="compile only this many modules per library, evenly spaced")
     parser.add_argument("--list", help="compile only the modules this file names")
+    parser.add_argument("--check", action="store_true", help="only parse, check and lower each "
+                        "module to LLVM IR (xcuda compile --check): the front end's coverage, "
+                        "without the time code generation takes")
     parser.add_argument("--top", type=int, default=20, help="failure classes to show")
     parser.add_argument("--failures", help="write every failing module and its first "
                         "diagnostic to this file")
@@ -158,7 +163,8 @@ def main():
     results = []
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=arguments.jobs) as pool:
-        futures = [pool.submit(compile_module, arguments.xcuda, library, path, arguments.timeout)
+        futures = [pool.submit(compile_module, arguments.xcuda, library, path, arguments.timeout,
+                               arguments.check)
                    for library, path in work]
         for future in concurrent.futures.as_completed(futures):
             result = future.result()

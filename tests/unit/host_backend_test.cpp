@@ -478,6 +478,70 @@ TEST(WorkerPool, RunsOnTheLaunchingThreadAlone) {
   for (auto& flag : done) EXPECT_EQ(flag.load(), 1u);
 }
 
+// Every block of the grid arrives and then waits until all have arrived, as grid.sync() does:
+// only a grid whose blocks all run at once finishes. Each block also checks the words
+// cooperative_groups reads: the workspace address in %envreg1:%envreg2 for a cooperative grid,
+// and nothing in any other grid.
+struct GridBarrierParameters {
+  std::atomic<uint32_t>* arrived;
+  std::atomic<uint32_t>* bad_environments;
+  uint32_t blocks;
+  bool cooperative;
+};
+
+void wait_for_whole_grid(const uint8_t* parameters, const BlockFrame* frame) {
+  auto grid = unpack<GridBarrierParameters>(parameters);
+  const uint32_t* environment = frame->environment;
+  uint64_t address = uint64_t{environment[1]} << 32 | environment[2];
+  bool good = grid.cooperative ? address != 0 : address == 0;
+  if (address != 0) {
+    const auto* workspace = reinterpret_cast<const ptx::host_abi::GridWorkspace*>(address);
+    good = good && workspace->size == sizeof(ptx::host_abi::GridWorkspace);
+  }
+  for (uint32_t word = 0; word < ptx::host_abi::environment_register_count; ++word)
+    good = good && (word == 1 || word == 2 || environment[word] == 0);
+  if (!good) grid.bad_environments->fetch_add(1);
+  if (!grid.cooperative) return;
+  grid.arrived->fetch_add(1, std::memory_order_acq_rel);
+  while (grid.arrived->load(std::memory_order_acquire) < grid.blocks) std::this_thread::yield();
+}
+
+TEST(WorkerPool, RunsEveryBlockOfACooperativeGridAtOnce) {
+  auto backend = make_backend();
+  std::vector<std::unique_ptr<Queue>> queues;
+  for (int i = 0; i < 2; ++i) queues.push_back(backend->create_queue(0));
+  HostKernel kernel = make_kernel(wait_for_whole_grid, sizeof(GridBarrierParameters));
+  std::atomic<uint32_t> bad_environments{0};
+  constexpr int launches = 10;
+  std::vector<std::atomic<uint32_t>> arrived(2 * launches);
+  // Two streams launch cooperative grids of every worker at once, with ordinary grids between:
+  // the cooperative ones must take turns, not split the workers between them and wait forever.
+  for (int launch = 0; launch < launches; ++launch)
+    for (int index = 0; index < 2; ++index) {
+      LaunchShape shape = shape_of(test_workers, 1, 1, 32);
+      shape.cooperative = true;
+      queues[index]->launch(kernel, shape,
+                            pack(GridBarrierParameters{&arrived[2 * launch + index],
+                                                       &bad_environments, test_workers, true}));
+      queues[index]->launch(kernel, shape_of(3 * test_workers, 1, 1, 32),
+                            pack(GridBarrierParameters{nullptr, &bad_environments, 0, false}));
+    }
+  for (auto& queue : queues) ASSERT_TRUE(queue->synchronize().ok());
+  for (auto& count : arrived) EXPECT_EQ(count.load(), test_workers);
+  EXPECT_EQ(bad_environments.load(), 0u);
+
+  // More blocks than workers can never all run at once: refused, not left hanging.
+  LaunchShape too_large = shape_of(test_workers + 1, 1, 1, 32);
+  too_large.cooperative = true;
+  std::atomic<uint32_t> never{0};
+  queues[0]->launch(kernel, too_large,
+                    pack(GridBarrierParameters{&never, &bad_environments, test_workers + 1, true}));
+  Status status = queues[0]->synchronize();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::launch_out_of_resources);
+  EXPECT_EQ(never.load(), 0u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Failures inside kernels
 

@@ -82,30 +82,42 @@ TEST(PtxChecker, NamesLaterInstructionsAsUnsupported) {
   // Known to the checker, not yet to the lowering: reported once the whole module checks.
   EXPECT_EQ(check_body("\t.reg .f32 %f<3>;\n\tredux.sync.min.f32 %f1, %f2, -1;\n\tret;"),
             Lines{"k.ptx:11:2: redux.sync over this type is not supported yet"});
-  // A prototype parses and checks; a call through it is what the lowering cannot do yet.
-  EXPECT_EQ(check_body("\t.reg .b64 %rd<2>;\n"
-                       "proto: .callprototype _ (.param .b32 _);\n"
-                       "\t.param .b32 argument;\n"
-                       "\tcall %rd1, (argument), proto;\n\tret;"),
-            Lines{"k.ptx:13:7: indirect calls (through a .callprototype or .calltargets) are not supported yet"});
+}
+
+TEST(PtxChecker, ChecksIndirectCallsAgainstTheirPrototype) {
+  std::string_view declarations = "\t.reg .b64 %rd<2>;\n\t.reg .b32 %r1;\n"
+                                  "proto: .callprototype _ (.param .b32 _);\n"
+                                  "targets: .calltargets twice;\n"
+                                  "\t.param .b32 argument;\n\t.param .b32 answer;\n";
+  EXPECT_EQ(check_body(std::string(declarations) + "\tmov.u64 %rd1, twice;\n\tcall %rd1, (argument), proto;\n"
+                                                   "\tcall (answer), %rd1, (argument), targets;\n\tret;"),
+            Lines{});
+  EXPECT_EQ(check_body(std::string(declarations) + "\tcall %rd1, (argument, argument), proto;\n"
+                                                   "\tcall (answer), %rd1, (argument);\n"
+                                                   "\tcall %r1, (argument), proto;\n"
+                                                   "\tcall %rd1, (argument), $nowhere;\n\tret;"),
+            (Lines{"k.ptx:16:14: '%rd1' takes 1 arguments, found 2",
+                   "k.ptx:17:17: an indirect call needs a .callprototype or .calltargets label after its arguments",
+                   "k.ptx:18:7: '%r1' is neither a function nor a 64-bit register holding one",
+                   "k.ptx:19:25: '$nowhere' is not a .callprototype or .calltargets label of this function"}));
+}
+
+TEST(PtxChecker, ChecksIndexedBranchTargets) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r1;\n"
+                       "cases: .branchtargets one, two;\n"
+                       "\tbrx.idx %r1, cases;\n\tbrx.idx %r1, one;\none:\ntwo:\n\tret;"),
+            Lines{"k.ptx:13:15: 'one' is not a .branchtargets label of this function"});
 }
 
 TEST(PtxChecker, ReportsWhatTheHostTargetCannotProvide) {
   CompileOptions options;
+  // exit inside a .func is fine; malloc is what the host target lacks.
   auto result = compile(".version 9.0\n.target sm_80\n.address_size 64\n"
                         ".extern .func (.param .b64 result) malloc(.param .b64 size);\n"
                         ".func stop()\n{\n\texit;\n}\n"
                         ".visible .entry k()\n{\n\t.param .b64 size;\n\t.param .b64 result;\n"
                         "\tcall.uni (result), malloc, (size);\n\tcall.uni stop, ();\n\tret;\n}\n",
                         options);
-  std::vector<std::string> lines;
-  for (const auto& diagnostic : result.diagnostics) lines.push_back(diagnostic.to_string());
-  EXPECT_EQ(lines, Lines{"<ptx>:7:2: exit inside a .func is not supported yet"});
-  result = compile(".version 9.0\n.target sm_80\n.address_size 64\n"
-                   ".extern .func (.param .b64 result) malloc(.param .b64 size);\n"
-                   ".visible .entry k()\n{\n\t.param .b64 size;\n\t.param .b64 result;\n"
-                   "\tcall.uni (result), malloc, (size);\n\tret;\n}\n",
-                   options);
   ASSERT_EQ(result.diagnostics.size(), 1u);
   EXPECT_EQ(result.diagnostics[0].to_string(), "<ptx>:4:1: the host target does not provide 'malloc'");
 }

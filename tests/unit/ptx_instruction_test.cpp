@@ -669,6 +669,37 @@ TEST(PtxInstructions, BarriersInLoopsAndFunctionsWithExitedThreads) {
   for (uint32_t i = 60; i < 64; ++i) EXPECT_EQ(out[i], 999u) << i;
 }
 
+// Threads that exit inside a .func no longer take part in barriers, including one inside a
+// function called through a pointer: with bar.sync 0 (run region by region) and with a thread
+// count (run on fibers).
+TEST(PtxInstructions, ExitInFunctionsAndBarriersBehindIndirectCalls) {
+  for (std::string barrier : {"bar.sync 0;", "bar.sync 1, 40;"}) {
+    LoadedModule module(".version 9.0\n.target sm_80\n.address_size 64\n"
+                        ".shared .align 4 .b8 arrivals[4];\n"
+                        ".func leave_if(.param .b32 flag)\n{\n\t.reg .pred %p1;\n\t.reg .b32 %r1;\n"
+                        "\tld.param.b32 %r1, [flag];\n\tsetp.ne.u32 %p1, %r1, 0;\n\t@%p1 exit;\n\tret;\n}\n"
+                        ".func (.param .b32 total) count_arrivals(.param .b32 unused)\n{\n\t.reg .b32 %r1;\n"
+                        "\tatom.shared.add.u32 %r1, [arrivals], 1;\n\t" + barrier + "\n"
+                        "\tld.shared.u32 %r1, [arrivals];\n\tst.param.b32 [total], %r1;\n\tret;\n}\n"
+                        ".visible .entry survivors(.param .u64 out)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n"
+                        "\t.reg .b64 %rd<4>;\n\t.param .b32 flag;\n\t.param .b32 unused;\n\t.param .b32 total;\n"
+                        "\tld.param.u64 %rd1, [out];\n\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n"
+                        "\t@%p1 st.shared.u32 [arrivals], 0;\n\tbar.sync 0;\n"
+                        "\tsetp.ge.u32 %p1, %r1, 40;\n\tselp.u32 %r2, 1, 0, %p1;\n\tst.param.b32 [flag], %r2;\n"
+                        "\tcall.uni leave_if, (flag);\n\tmov.u64 %rd2, count_arrivals;\n"
+                        "prototype: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+                        "\tcall (total), %rd2, (unused), prototype;\n\tld.param.b32 %r3, [total];\n"
+                        "\tmul.wide.u32 %rd3, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd3;\n\tst.global.u32 [%rd3], %r3;\n"
+                        "\tret;\n}\n");
+    ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+    std::vector<uint32_t> out(64, 999);
+    ParameterBuffer parameters(module.kernel("survivors"));
+    parameters.set(0, out.data());
+    module.launch("survivors", {2, 1, 1}, {64, 1, 1}, parameters);
+    for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(out[i], i < 40 ? 40u : 999u) << barrier << " thread " << i;
+  }
+}
+
 // Each kernel counts only the .shared variables it reaches, directly or through the functions it
 // calls, so a module may hold more than one block could have, as toolkit libraries do.
 constexpr const char* two_large_arrays =

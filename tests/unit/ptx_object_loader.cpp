@@ -60,6 +60,7 @@ LoadedModule::LoadedModule(std::string_view ptx, int optimization_level) {
   provide(host_abi::fiber_barrier_symbol, &runtime::host::fiber_barrier);
   provide(host_abi::fiber_warp_exchange_symbol, &runtime::host::fiber_warp_exchange);
   provide(host_abi::fiber_warp_peer_symbol, &runtime::host::fiber_warp_peer);
+  provide(host_abi::fiber_mbarrier_symbol, &runtime::host::fiber_mbarrier);
   if (auto error = library.define(llvm::orc::absoluteSymbols(std::move(services))))
     throw std::runtime_error(llvm::toString(std::move(error)));
   std::string_view bytes(reinterpret_cast<const char*>(result_.object.data()), result_.object.size());
@@ -101,6 +102,8 @@ void LoadedModule::launch(std::string_view kernel_name, std::array<uint32_t, 3> 
   frame.dynamic_shared_bytes = dynamic_shared_bytes;
   frame.shared_memory = shared.data();
   frame.sm_count = 1;
+  const uint32_t environment[host_abi::environment_register_count] = {};
+  frame.environment = environment;
   for (uint32_t z = 0; z < grid[2]; ++z)
     for (uint32_t y = 0; y < grid[1]; ++y)
       for (uint32_t x = 0; x < grid[0]; ++x) {

@@ -1,5 +1,6 @@
 #include "target/host/barrier_regions.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <llvm/IR/Dominators.h>
@@ -137,6 +138,36 @@ void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t
   for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
 }
 
+// Special registers (but the clocks) and kernel parameters read the same anywhere in a thread,
+// so a region other than the one reading them reads them again rather than keeping a copy per
+// thread: that is cheaper, and keeps block-uniform values uniform for the vectoriser.
+bool rereadable(const llvm::Value* value, const llvm::Function& function) {
+  if (llvm::isa<llvm::Constant>(value) || llvm::isa<llvm::Argument>(value)) return true;
+  if (const auto* call = llvm::dyn_cast<llvm::CallInst>(value)) {
+    const llvm::Function* callee = call->getCalledFunction();
+    if (callee == nullptr || !callee->getName().starts_with(intrinsics::special_register_prefix)) return false;
+    std::string_view name = intrinsics::parse_special_register(callee->getName()).name;
+    if (name.starts_with("clock")) return false;
+    return std::all_of(call->arg_begin(), call->arg_end(), [&](const llvm::Use& argument) { return rereadable(argument.get(), function); });
+  }
+  const llvm::Value* pointer = nullptr;
+  if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(value); load && !load->isVolatile()) pointer = load->getPointerOperand();
+  while (const auto* element = llvm::dyn_cast<llvm::GetElementPtrInst>(pointer == nullptr ? value : pointer)) {
+    if (!element->hasAllConstantIndices()) return false;
+    pointer = element->getPointerOperand();
+  }
+  return pointer == function.getArg(1);
+}
+
+llvm::Value* reread(llvm::Value* value, llvm::Instruction* before) {
+  auto* instruction = llvm::dyn_cast<llvm::Instruction>(value);
+  if (instruction == nullptr) return value;
+  llvm::Instruction* copy = instruction->clone();
+  for (llvm::Use& operand : copy->operands()) operand.set(reread(operand.get(), before));
+  copy->insertBefore(before);
+  return copy;
+}
+
 // Values used in a region other than the one defining them go through memory, which the next
 // step makes per-thread.
 void spill_values_crossing_regions(llvm::Function& function) {
@@ -157,6 +188,18 @@ void spill_values_crossing_regions(llvm::Function& function) {
       }
     }
     if (crossing.empty()) return;
+    std::erase_if(crossing, [&](llvm::Instruction* instruction) {
+      if (!rereadable(instruction, function)) return false;
+      std::vector<llvm::Use*> far;
+      for (llvm::Use& use : instruction->uses())
+        if (!dominators.dominates(instruction, use)) far.push_back(&use);
+      for (llvm::Use* use : far) {
+        auto* user = llvm::cast<llvm::Instruction>(use->getUser());
+        if (auto* phi = llvm::dyn_cast<llvm::PHINode>(user)) user = phi->getIncomingBlock(*use)->getTerminator();
+        use->set(reread(instruction, user));
+      }
+      return true;
+    });
     for (llvm::Instruction* instruction : crossing) {
       if (auto* phi = llvm::dyn_cast<llvm::PHINode>(instruction)) llvm::DemotePHIToStack(phi);
       else llvm::DemoteRegToStack(*instruction);

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <functional>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
@@ -79,14 +81,15 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
 }
 
 // Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
-// block, so while no thread has left early and no warp has diverged, all threads stand at the
-// same resume point: each such region runs as a loop over all threads with the region's code
-// inlined and a constant resume point, and the threads' next resume points, if all equal, choose
-// the next loop. Otherwise (threads exited, warps at different exchanges) the block goes on in
-// rounds: each round takes every unfinished thread from where it stopped to its next cut, so no
-// thread passes a barrier before all have reached it. A round in which some thread reached a
-// warp exchange holds the threads waiting at a block barrier for the next round: that thread
-// has yet to arrive at the barrier.
+// block that have not exited, so while the unfinished threads all stand at the same resume
+// point (no warp has diverged), each such region runs as a loop over those threads with the
+// region's code inlined and a constant resume point, and the threads' next resume points, if
+// all equal, choose the next loop. Otherwise (warps at different exchanges, threads at
+// different barriers) the block goes on in rounds until they meet again: each round takes
+// every unfinished thread from where it stopped to its next cut, so no thread passes a barrier
+// before all have reached it. A round in which some thread reached a warp exchange holds the
+// threads waiting at a block barrier for the next round: that thread has yet to arrive at the
+// barrier.
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
                           Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
   llvm::Function* block = builder.GetInsertBlock()->getParent();
@@ -109,18 +112,27 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   exchange->setAlignment(llvm::Align(16));
   builder.CreateMemSet(exchange, builder.getInt8(0), exchange_bytes, llvm::Align(16));
   builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
-  auto* unfinished = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "unfinished");
   auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
+  // Where the unfinished threads stand: thread_finished counts in the lowest only, so the lowest
+  // is thread_finished when all are, and equals the highest when all stand together.
   auto* lowest = builder.CreateAlloca(i32, nullptr, "lowest_reached");
-  auto* highest = builder.CreateAlloca(i32, nullptr, "highest_reached");
+  auto* highest = builder.CreateAlloca(i32, nullptr, "highest_unfinished_reached");
   // Round 0 would read as "never written" in the exchange slots.
   auto* round_number = builder.CreateAlloca(i32, nullptr, "round_number");
   builder.CreateStore(builder.getInt32(1), round_number);
   Value* round_field = builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, round_offset);
+  Value* finished = builder.getInt32(thread_finished);
   auto start_round = [&] {
     Value* current_round = builder.CreateLoad(i32, round_number);
     builder.CreateStore(current_round, round_field);
     builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
+    builder.CreateStore(finished, lowest);
+    builder.CreateStore(builder.getInt32(0), highest);
+  };
+  auto note_reached = [&](Value* reached) {
+    builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
+    Value* unfinished = builder.CreateSelect(builder.CreateICmpEQ(reached, finished), builder.getInt32(0), reached);
+    builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), unfinished), highest);
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
     enter_thread(index);
@@ -132,33 +144,44 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   auto* round = llvm::BasicBlock::Create(context, "round", block);
   auto* mixed = llvm::BasicBlock::Create(context, "threads_apart", block);
   auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
-  Value* finished = builder.getInt32(thread_finished);
 
   std::vector<uint32_t> numbers{0};
   numbers.insert(numbers.end(), kernel.resume_points.begin(), kernel.resume_points.end());
   std::vector<llvm::BasicBlock*> regions;
   for (uint32_t number : numbers) regions.push_back(llvm::BasicBlock::Create(context, "region." + std::to_string(number), block));
-  builder.CreateBr(regions.front());
-  for (size_t region = 0; region < numbers.size(); ++region) {
-    builder.SetInsertPoint(regions[region]);
-    start_round();
-    builder.CreateStore(finished, lowest);
-    builder.CreateStore(builder.getInt32(0), highest);
-    emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
-      Value* linear = enter_linear(index);
-      Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region])}));
-      accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
-      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
-      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), reached), highest);
-    });
+  // After a loop over the threads: on to the region where all unfinished threads stand, or `apart`.
+  auto choose_next = [&](llvm::BasicBlock* apart) {
     Value* next = builder.CreateLoad(i32, lowest);
     auto* together = llvm::BasicBlock::Create(context, "threads_together", block);
-    builder.CreateCondBr(builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest)), together, mixed);
+    Value* all_finished = builder.CreateICmpEQ(next, finished);
+    builder.CreateCondBr(builder.CreateOr(all_finished, builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest))), together, apart);
     builder.SetInsertPoint(together);
     auto* choose = builder.CreateSwitch(next, round, static_cast<unsigned>(numbers.size()));
     choose->addCase(builder.getInt32(thread_finished), done);
     for (size_t following = 1; following < numbers.size(); ++following)
       choose->addCase(builder.getInt32(numbers[following]), regions[following]);
+  };
+  builder.CreateBr(regions.front());
+  for (size_t region = 0; region < numbers.size(); ++region) {
+    builder.SetInsertPoint(regions[region]);
+    start_round();
+    emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
+      Value* linear = enter_linear(index);
+      Value* state_pointer = builder.CreateGEP(i32, states, linear);
+      auto* next = llvm::BasicBlock::Create(context, "next_thread", block);
+      if (region != 0) {  // threads may have finished since the start
+        auto* run = llvm::BasicBlock::Create(context, "run_thread", block);
+        Value* state = accesses.tag(builder.CreateLoad(i32, state_pointer));
+        builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, run);
+        builder.SetInsertPoint(run);
+      }
+      Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region])}));
+      accesses.tag(builder.CreateStore(reached, state_pointer));
+      note_reached(reached);
+      builder.CreateBr(next);
+      builder.SetInsertPoint(next);
+    });
+    choose_next(mixed);
   }
 
   // Threads may stand at a warp exchange while others wait at a barrier.
@@ -167,7 +190,6 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   builder.CreateBr(round);
 
   builder.SetInsertPoint(round);
-  builder.CreateStore(builder.getFalse(), unfinished);
   start_round();
   Value* hold_barriers = builder.CreateLoad(builder.getInt1Ty(), exchanging);
   builder.CreateStore(builder.getFalse(), exchanging);
@@ -180,28 +202,47 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
                                           builder.CreateICmpEQ(builder.CreateAnd(state, warp_resume_flag), zero));
     Value* held = builder.CreateAnd(hold_barriers, at_barrier);
     auto* run = llvm::BasicBlock::Create(context, "run_thread", block);
-    auto* wait = llvm::BasicBlock::Create(context, "hold_thread", block);
     auto* next = llvm::BasicBlock::Create(context, "next_thread", block);
     auto* not_finished = llvm::BasicBlock::Create(context, "thread_not_finished", block);
     builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, not_finished);
     builder.SetInsertPoint(not_finished);
-    builder.CreateCondBr(held, wait, run);
-    builder.SetInsertPoint(wait);
-    builder.CreateStore(builder.getTrue(), unfinished);
-    builder.CreateBr(next);
+    auto* after_run = llvm::BasicBlock::Create(context, "thread_ran", block);
+    builder.CreateCondBr(held, after_run, run);
     builder.SetInsertPoint(run);
     Value* reached = builder.CreateCall(kernel.function, {thread, parameters, storage, state});
     builder.CreateStore(reached, state_pointer);
-    Value* waiting = builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), unfinished), builder.CreateICmpNE(reached, finished));
-    builder.CreateStore(waiting, unfinished);
     Value* at_exchange = builder.CreateAnd(builder.CreateICmpNE(reached, finished),
                                            builder.CreateICmpNE(builder.CreateAnd(reached, warp_resume_flag), zero));
     builder.CreateStore(builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), exchanging), at_exchange), exchanging);
+    builder.CreateBr(after_run);
+    builder.SetInsertPoint(after_run);
+    note_reached(builder.CreateLoad(i32, state_pointer));
     builder.CreateBr(next);
     builder.SetInsertPoint(next);
   });
-  builder.CreateCondBr(builder.CreateLoad(builder.getInt1Ty(), unfinished), round, done);
+  choose_next(round);
   builder.SetInsertPoint(done);
+}
+
+// The bytes of the parameter buffer that the kernel's loads at constant offsets reach. The
+// runtime passes every declared parameter, so they are all there whether or not a thread reads
+// them, which lets LLVM hoist the loads out of the thread loop's conditional code.
+uint64_t parameter_bytes_read(llvm::Function& kernel) {
+  const llvm::DataLayout& layout = kernel.getParent()->getDataLayout();
+  uint64_t end = 0;
+  std::vector<std::pair<const llvm::Value*, uint64_t>> pending{{kernel.getArg(1), 0}};
+  while (!pending.empty()) {
+    auto [pointer, offset] = pending.back();
+    pending.pop_back();
+    for (const llvm::User* user : pointer->users()) {
+      llvm::APInt step(64, 0);
+      if (const auto* element = llvm::dyn_cast<llvm::GEPOperator>(user); element && element->accumulateConstantOffset(layout, step))
+        pending.emplace_back(element, offset + step.getZExtValue());
+      else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(user))
+        end = std::max(end, offset + layout.getTypeStoreSize(load->getType()).getFixedValue());
+    }
+  }
+  return end;
 }
 
 // Returns the per-thread stack bytes of a kernel with barriers, 0 otherwise.
@@ -224,6 +265,14 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     argument->addAttr(llvm::Attribute::NoAlias);
     argument->addAttr(llvm::Attribute::ReadOnly);
   }
+  // The runtime's parameter buffer comes from operator new (16-aligned); the kernels' own
+  // 8-byte parameter loads already count on 8.
+  if (uint64_t bytes = parameter_bytes_read(kernel)) {
+    block->addDereferenceableParamAttr(0, bytes);
+    block->addParamAttr(0, llvm::Attribute::getWithAlignment(context, llvm::Align(8)));
+  }
+  block->addDereferenceableParamAttr(1, sizeof(host_abi::BlockFrame));
+  block->addParamAttr(1, llvm::Attribute::getWithAlignment(context, llvm::Align(alignof(host_abi::BlockFrame))));
 
   std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
 

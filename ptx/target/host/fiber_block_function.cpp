@@ -25,18 +25,23 @@ struct Synchronization {
       : barrier(module.getFunction(intrinsics::barrier)),
         barrier_operation(module.getFunction(intrinsics::barrier_operation)),
         exchange(module.getFunction(intrinsics::warp_exchange)),
-        peer(module.getFunction(intrinsics::warp_peer)) {}
+        peer(module.getFunction(intrinsics::warp_peer)),
+        mbarrier(module.getFunction(intrinsics::mbarrier)) {}
 
   bool contains(const Function* function) const {
     return function != nullptr && (function == barrier || function == barrier_operation ||
-                                   function == exchange || function == peer);
+                                   function == exchange || function == peer ||
+                                   function == mbarrier);
   }
+
+  bool any() const { return barrier || barrier_operation || exchange || mbarrier; }
 
   // Whether the call makes threads wait in a way only fibers express.
   bool needs_fibers(const llvm::CallBase& call) const {
     const Function* callee = call.getCalledFunction();
     if (callee == nullptr) return false;
-    if (callee == barrier_operation) return true;
+    // A thread polling an mbarrier must let the others run before it polls again.
+    if (callee == barrier_operation || callee == mbarrier) return true;
     if (callee != exchange) return false;
     const auto* members = llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(2));
     return members == nullptr || !members->isAllOnesValue();
@@ -46,6 +51,7 @@ struct Synchronization {
   Function* barrier_operation;
   Function* exchange;
   Function* peer;
+  Function* mbarrier;
 };
 
 template <class Visit>
@@ -113,6 +119,8 @@ void call_fiber_runtime(Function& function, const Synchronization& synchronizati
       module.getOrInsertFunction(host_abi::fiber_warp_exchange_symbol, i32, i64, i32);
   llvm::FunctionCallee peer =
       module.getOrInsertFunction(host_abi::fiber_warp_peer_symbol, i64, i32);
+  llvm::FunctionCallee mbarrier = module.getOrInsertFunction(
+      host_abi::fiber_mbarrier_symbol, i64, i32, builder.getPtrTy(), i64, i32);
   std::vector<llvm::CallBase*> calls;
   for_each_call(function, [&](llvm::CallBase& call) {
     if (synchronization.contains(call.getCalledFunction())) calls.push_back(&call);
@@ -129,6 +137,9 @@ void call_fiber_runtime(Function& function, const Synchronization& synchronizati
     } else if (callee == synchronization.barrier_operation) {
       replacement = builder.CreateCall(barrier, {call->getArgOperand(1), call->getArgOperand(2),
                                                  call->getArgOperand(3), call->getArgOperand(4)});
+    } else if (callee == synchronization.mbarrier) {
+      replacement = builder.CreateCall(mbarrier, {call->getArgOperand(1), call->getArgOperand(2),
+                                                  call->getArgOperand(3), call->getArgOperand(4)});
     } else if (callee == synchronization.exchange) {
       replacement = builder.CreateCall(exchange, {call->getArgOperand(1), call->getArgOperand(2)});
     } else {
@@ -188,8 +199,7 @@ void form_fiber_block_functions(llvm::Module& module) {
   llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
   if (kernels == nullptr) return;
   Synchronization synchronization(module);
-  if (!synchronization.barrier_operation && !synchronization.exchange && !synchronization.barrier)
-    return;
+  if (!synchronization.any()) return;
   for (Function& function : module)
     if (!function.isDeclaration()) promote_registers(function);
   auto facts = reachable_facts(module, synchronization);

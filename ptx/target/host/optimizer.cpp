@@ -2,7 +2,9 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "target/host/address_arithmetic.h"
 #include "target/host/host_target.h"
+#include "target/host/nan_canonicalization.h"
 
 namespace xcuda::ptx::host {
 
@@ -12,6 +14,11 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
   llvm::CGSCCAnalysisManager call_graph;
   llvm::ModuleAnalysisManager modules;
   llvm::PassBuilder builder(&machine);
+  // After each instruction combination, once the lowering's registers have become values.
+  builder.registerPeepholeEPCallback([](llvm::FunctionPassManager& passes, llvm::OptimizationLevel) {
+    passes.addPass(RedundantNanCanonicalization());
+    passes.addPass(AddressArithmetic());
+  });
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(call_graph);
   builder.registerFunctionAnalyses(functions);

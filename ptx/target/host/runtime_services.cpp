@@ -1,3 +1,5 @@
+#include <charconv>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
@@ -53,6 +55,12 @@ Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_
   if (name == "smid") return frame_field(builder, context, offsetof(BlockFrame, sm_index), u32);
   if (name == "nsmid") return frame_field(builder, context, offsetof(BlockFrame, sm_count), u32);
   if (name == "gridid") return frame_field(builder, context, offsetof(BlockFrame, grid_id), builder.getInt64Ty());
+  if (name.starts_with("envreg")) {
+    Value* environment = frame_field(builder, context, offsetof(BlockFrame, environment), builder.getPtrTy());
+    uint32_t index = 0;  // the checker allows 0-31 only
+    std::from_chars(name.data() + 6, name.data() + name.size(), index);
+    return builder.CreateLoad(u32, builder.CreateConstGEP1_64(u32, environment, index));
+  }
   if (name == "dynamic_smem_size") return frame_field(builder, context, offsetof(BlockFrame, dynamic_shared_bytes), u32);
   if (name == "total_smem_size") {
     Value* dynamic = frame_field(builder, context, offsetof(BlockFrame, dynamic_shared_bytes), u32);

@@ -1,0 +1,529 @@
+// Warp-level matrix instructions: mma.sync, ldmatrix and stmatrix. Each lane holds fragments of
+// the matrices in the places the PTX ISA's fragment layout tables give, and what a lane gets
+// depends on other lanes' registers. So every lane offers its fragment registers at warp
+// exchanges (see intrinsics.h), copies the whole warp's fragments into per-thread matrices laid
+// out row by row, and then computes or picks its own elements from them.
+#include <array>
+#include <optional>
+#include <span>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "lower/instruction_lowering.h"
+#include "lower/intrinsics.h"
+#include "lower/module_lowering.h"
+
+namespace xcuda::ptx {
+namespace {
+
+using llvm::Value;
+
+constexpr uint32_t warp_size = 32;
+
+bool has_word(const Instruction& instruction, std::string_view word) {
+  const auto& other = instruction.qualifiers.other;
+  return std::find(other.begin(), other.end(), word) != other.end();
+}
+
+// The register operands of {a, b, …}, or the single register.
+std::vector<const Operand*> elements_of(const Operand& operand) {
+  std::vector<const Operand*> elements;
+  if (operand.kind == Operand::Kind::vector) {
+    for (const Operand& element : operand.elements) elements.push_back(&element);
+  } else {
+    elements.push_back(&operand);
+  }
+  return elements;
+}
+
+struct Position {
+  uint32_t row, column;
+};
+// Where element `index` of a lane's fragment sits in its matrix; the ISA numbers a lane's
+// elements across its registers, lowest bits first.
+using Layout = Position (*)(uint32_t lane, uint32_t index);
+
+uint32_t group_of(uint32_t lane) { return lane >> 2; }
+uint32_t thread_in_group(uint32_t lane) { return lane & 3; }
+
+// m16n8k8 and m16n8k16 .f16/.bf16 A: pairs along a row, rows g and g+8, then columns +8.
+Position a_16bit(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * ((index >> 1) & 1), 2 * thread_in_group(lane) + (index & 1) + 8 * (index >> 2)};
+}
+Position b_16bit(uint32_t lane, uint32_t index) {
+  return {2 * thread_in_group(lane) + (index & 1) + 8 * (index >> 1), group_of(lane)};
+}
+// .tf32 and the m16n8 .f64 shapes: one element per register, rows g and g+8, then columns +4.
+Position a_32bit(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * (index & 1), thread_in_group(lane) + 4 * (index >> 1)};
+}
+Position b_32bit(uint32_t lane, uint32_t index) { return {thread_in_group(lane) + 4 * index, group_of(lane)}; }
+// .s8/.u8: four along a row, rows g and g+8, then columns +16.
+Position a_8bit(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * ((index >> 2) & 1), 4 * thread_in_group(lane) + (index & 3) + 16 * (index >> 3)};
+}
+Position b_8bit(uint32_t lane, uint32_t index) {
+  return {4 * thread_in_group(lane) + (index & 3) + 16 * (index >> 2), group_of(lane)};
+}
+// m8n8k4 .f64 and m8n8k16 .s8/.u8.
+Position a_m8n8(uint32_t lane, uint32_t index) { return {group_of(lane), 4 * thread_in_group(lane) + index}; }
+Position b_m8n8(uint32_t lane, uint32_t index) { return {4 * thread_in_group(lane) + index, group_of(lane)}; }
+Position a_m8n8k4_f64(uint32_t lane, uint32_t) { return {group_of(lane), thread_in_group(lane)}; }
+Position b_m8n8k4_f64(uint32_t lane, uint32_t) { return {thread_in_group(lane), group_of(lane)}; }
+
+enum class Element { f16, bf16, tf32, f64, s8, u8, f32, s32 };
+
+uint32_t element_bits(Element element) {
+  switch (element) {
+    case Element::f16: case Element::bf16: return 16;
+    case Element::s8: case Element::u8: return 8;
+    case Element::f64: return 64;
+    default: return 32;
+  }
+}
+
+struct Fragment {
+  Layout layout;
+  uint32_t elements;  // per lane
+};
+
+// The accumulators of every shape lie in pairs along a row: rows g and g+8 (m16n8) or g alone
+// (m8n8, two elements), so each lane's C is its D and needs no exchange.
+struct MmaForm {
+  uint32_t m, n, k;
+  Element input, accumulator;
+  Fragment a, b;
+  uint32_t accumulators;  // per lane
+};
+
+// The shapes and types of mma.sync the ISA defines for sm_80 and sm_90, but m8n8k4 .f16 (whose
+// quad-pair layout predates them) and the sub-byte and FP8 types.
+std::optional<MmaForm> find_form(std::string_view shape, Element input, Element accumulator) {
+  bool half = input == Element::f16 || input == Element::bf16;
+  bool byte = input == Element::s8 || input == Element::u8;
+  bool float_accumulator = accumulator == Element::f32 || (input == Element::f16 && accumulator == Element::f16);
+  if (half && float_accumulator && (shape == "m16n8k8" || shape == "m16n8k16")) {
+    uint32_t k = shape == "m16n8k8" ? 8 : 16;
+    return MmaForm{16, 8, k, input, accumulator, {a_16bit, k / 2}, {b_16bit, k / 4}, 4};
+  }
+  if (input == Element::tf32 && accumulator == Element::f32 && (shape == "m16n8k4" || shape == "m16n8k8")) {
+    uint32_t k = shape == "m16n8k4" ? 4 : 8;
+    return MmaForm{16, 8, k, input, accumulator, {a_32bit, k / 2}, {b_32bit, k / 4}, 4};
+  }
+  if (input == Element::f64 && accumulator == Element::f64) {
+    if (shape == "m8n8k4") return MmaForm{8, 8, 4, input, accumulator, {a_m8n8k4_f64, 1}, {b_m8n8k4_f64, 1}, 2};
+    for (uint32_t k : {4u, 8u, 16u})
+      if (shape == "m16n8k" + std::to_string(k))
+        return MmaForm{16, 8, k, input, accumulator, {a_32bit, k / 2}, {b_32bit, k / 4}, 4};
+  }
+  if (byte && accumulator == Element::s32) {
+    if (shape == "m8n8k16") return MmaForm{8, 8, 16, input, accumulator, {a_m8n8, 4}, {b_m8n8, 4}, 2};
+    if (shape == "m16n8k16" || shape == "m16n8k32") {
+      uint32_t k = shape == "m16n8k16" ? 16 : 32;
+      return MmaForm{16, 8, k, input, accumulator, {a_8bit, k / 2}, {b_8bit, k / 4}, 4};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Element> element_named(std::string_view name) {
+  constexpr std::pair<std::string_view, Element> names[] = {
+      {"f16", Element::f16}, {"bf16", Element::bf16}, {"tf32", Element::tf32}, {"f64", Element::f64},
+      {"s8", Element::s8},   {"u8", Element::u8},     {"f32", Element::f32},   {"s32", Element::s32},
+  };
+  for (const auto& [word, element] : names)
+    if (word == name) return element;
+  return std::nullopt;
+}
+
+// A per-thread array in the function's entry block, so that the host target keeps it in the
+// thread's storage across the exchanges.
+llvm::AllocaInst* thread_array(FunctionLowering& lowering, llvm::Type* element, uint32_t count) {
+  llvm::BasicBlock& entry = lowering.builder().GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> builder(&entry, entry.begin());
+  return builder.CreateAlloca(llvm::ArrayType::get(element, count));
+}
+
+Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, Value* index) {
+  auto& builder = lowering.builder();
+  return builder.CreateGEP(array->getAllocatedType(), array, {builder.getInt32(0), index});
+}
+
+// Copies every lane's fragment, the elements of `bits` bits packed in `registers`, into a
+// rows × columns matrix (row-major) at the places `layout` names.
+llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
+                         Layout layout, uint32_t rows, uint32_t columns) {
+  auto& builder = lowering.builder();
+  llvm::Type* element_type = builder.getIntNTy(bits);
+  llvm::AllocaInst* matrix = thread_array(lowering, element_type, rows * columns);
+  uint32_t register_bits = registers[0]->getType()->getIntegerBitWidth();
+  uint32_t per_register = register_bits / bits;
+  uint32_t per_offer = 64 / register_bits;
+  for (size_t first = 0; first < registers.size(); first += per_offer) {
+    Value* offer = builder.getInt64(0);
+    for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
+      Value* word = builder.CreateZExt(registers[first + slot], builder.getInt64Ty());
+      offer = builder.CreateOr(offer, builder.CreateShl(word, slot * register_bits));
+    }
+    exchange(lowering, offer, builder.getInt32(~0u));
+    for (uint32_t lane = 0; lane < warp_size; ++lane) {
+      Value* offered = peer(lowering, builder.getInt32(lane));
+      for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
+        for (uint32_t part = 0; part < per_register; ++part) {
+          uint32_t index = static_cast<uint32_t>(first + slot) * per_register + part;
+          Position position = layout(lane, index);
+          Value* element = builder.CreateTrunc(builder.CreateLShr(offered, slot * register_bits + part * bits), element_type);
+          builder.CreateStore(element, array_element(lowering, matrix, builder.getInt32(position.row * columns + position.column)));
+        }
+      }
+    }
+  }
+  return matrix;
+}
+
+// The operand's registers as integers of `bits` bits.
+std::vector<Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits) {
+  ScalarType type = bits == 64 ? ScalarType::b64 : ScalarType::b32;
+  std::vector<Value*> values;
+  for (const Operand* element : elements_of(operand)) values.push_back(lowering.read(*element, type));
+  return values;
+}
+
+// A floating-point input of a tensor-core product, exactly, and its exponent as the hardware
+// aligns on it: the exponent field's, with subnormals at the lowest normal exponent.
+struct Term {
+  Value* value;     // double
+  Value* exponent;  // i32
+};
+
+Term decode(FunctionLowering& lowering, Value* bits, Element element) {
+  auto& builder = lowering.builder();
+  Value* value = nullptr;
+  uint32_t fraction_bits = 23, bias = 127, field_mask = 0xFF;
+  switch (element) {
+    case Element::f16:
+      value = builder.CreateBitCast(builder.CreateTrunc(bits, builder.getInt16Ty()), builder.getHalfTy());
+      fraction_bits = 10, bias = 15, field_mask = 0x1F;
+      break;
+    case Element::bf16:
+      bits = builder.CreateShl(builder.CreateZExt(bits, builder.getInt32Ty()), 16);
+      value = builder.CreateBitCast(bits, builder.getFloatTy());
+      break;
+    case Element::tf32:
+      // The hardware reads the 19 high bits of a .tf32 register.
+      bits = builder.CreateAnd(bits, 0xFFFFE000u);
+      value = builder.CreateBitCast(bits, builder.getFloatTy());
+      break;
+    default:
+      value = builder.CreateBitCast(bits, builder.getFloatTy());
+      break;
+  }
+  Value* field = builder.CreateAnd(builder.CreateLShr(builder.CreateZExt(bits, builder.getInt32Ty()), fraction_bits), field_mask);
+  Value* exponent = builder.CreateSub(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, field, builder.getInt32(1)),
+                                      builder.getInt32(bias));
+  return {builder.CreateFPExt(value, builder.getDoubleTy()), exponent};
+}
+
+// 2^exponent as a double, for exponents within the double's normal range.
+Value* power_of_two(FunctionLowering& lowering, Value* exponent) {
+  auto& builder = lowering.builder();
+  Value* field = builder.CreateZExt(builder.CreateAdd(exponent, builder.getInt32(1023)), builder.getInt64Ty());
+  return builder.CreateBitCast(builder.CreateShl(field, 52), builder.getDoubleTy());
+}
+
+// Bits a tensor core keeps below the largest exponent among a dot product's terms; fitted to
+// 143,360 mma.sync results per shape recorded on an H200, with which the model below agrees bit
+// for bit for .f16, .bf16 and .tf32 with .f32 accumulators (tests/cuda/mma_numerics.cu).
+constexpr int32_t alignment_bits = 25;
+constexpr int32_t no_exponent = -100000;
+
+// D = C + Σ A·B for one element as Hopper's tensor cores compute it: the products are exact,
+// every term (the products and C) is truncated toward zero to a multiple of 2^(E - 25), where E
+// is the largest exponent among the nonzero terms (exponents as the fields give them, so a
+// product's is the sum of its inputs'), the truncated terms are added exactly, and the sum is
+// truncated to the accumulator's format. A result that truncates to zero is +0; one beyond the
+// format's range is infinite; NaNs and infinities among the inputs give what IEEE addition of
+// the exact products would, with NaN as the canonical 0x7FFFFFFF. .f16 accumulators are assumed
+// to follow the same rule in their format (NaN 0x7FFF); no hardware recording checks them yet.
+Value* tensor_core_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
+                       Element input, Element accumulator) {
+  auto& builder = lowering.builder();
+  std::vector<Term> terms{decode(lowering, c, accumulator)};
+  for (size_t index = 0; index < a.size(); ++index) {
+    Term left = decode(lowering, a[index], input), right = decode(lowering, b[index], input);
+    terms.push_back({builder.CreateFMul(left.value, right.value), builder.CreateAdd(left.exponent, right.exponent)});
+  }
+  Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
+  Value* largest = builder.getInt32(no_exponent);
+  Value* naive = llvm::ConstantFP::getNegativeZero(builder.getDoubleTy());
+  for (const Term& term : terms) {
+    Value* exponent = builder.CreateSelect(builder.CreateFCmpOEQ(term.value, zero), builder.getInt32(no_exponent), term.exponent);
+    largest = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, largest, exponent);
+    naive = builder.CreateFAdd(naive, term.value);
+  }
+  Value* all_zero = builder.CreateICmpEQ(largest, builder.getInt32(no_exponent));
+  largest = builder.CreateSelect(all_zero, builder.getInt32(0), largest);
+  Value* scale = power_of_two(lowering, builder.CreateSub(builder.getInt32(alignment_bits), largest));
+  Value* sum = zero;
+  for (const Term& term : terms)
+    sum = builder.CreateFAdd(sum, builder.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, builder.CreateFMul(term.value, scale)));
+  Value* exact = builder.CreateFMul(sum, power_of_two(lowering, builder.CreateSub(largest, builder.getInt32(alignment_bits))));
+  // Truncation: round to nearest, then step back toward zero where that rounded away.
+  bool single = accumulator == Element::f32;
+  llvm::Type* format = single ? builder.getFloatTy() : builder.getHalfTy();
+  llvm::IntegerType* bits_type = builder.getIntNTy(single ? 32 : 16);
+  Value* nearest = builder.CreateFPTrunc(exact, format);
+  Value* nearest_bits = builder.CreateBitCast(nearest, bits_type);
+  Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, exact);
+  Value* away = builder.CreateFCmpOGT(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, builder.CreateFPExt(nearest, builder.getDoubleTy())), magnitude);
+  Value* truncated = builder.CreateSelect(away, builder.CreateSub(nearest_bits, llvm::ConstantInt::get(bits_type, 1)), nearest_bits);
+  uint64_t sign_bit = single ? 0x80000000u : 0x8000u;
+  uint64_t infinity = single ? 0x7F800000u : 0x7C00u;
+  Value* sign = builder.CreateAnd(truncated, sign_bit);
+  double overflow = single ? 0x1p128 : 0x1p16;
+  truncated = builder.CreateSelect(builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(builder.getDoubleTy(), overflow)),
+                                   builder.CreateOr(sign, infinity), truncated);
+  Value* is_zero = builder.CreateICmpEQ(builder.CreateAnd(truncated, ~sign_bit & (single ? 0xFFFFFFFFu : 0xFFFFu)),
+                                        llvm::ConstantInt::get(bits_type, 0));
+  // Zero terms alone give IEEE's signed zero; anything else that comes to zero is +0.
+  Value* zero_result = builder.CreateSelect(all_zero, builder.CreateBitCast(builder.CreateFPTrunc(naive, format), bits_type),
+                                            llvm::ConstantInt::get(bits_type, 0));
+  Value* result = builder.CreateSelect(is_zero, zero_result, truncated);
+  Value* naive_bits = builder.CreateBitCast(builder.CreateFPTrunc(naive, format), bits_type);
+  Value* is_nan = builder.CreateFCmpUNO(naive, naive);
+  Value* is_infinite = builder.CreateFCmpOEQ(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, naive),
+                                             llvm::ConstantFP::getInfinity(builder.getDoubleTy()));
+  result = builder.CreateSelect(is_infinite, naive_bits, result);
+  return builder.CreateSelect(is_nan, llvm::ConstantInt::get(bits_type, single ? 0x7FFFFFFFu : 0x7FFFu), result);
+}
+
+// .f64: a chain of IEEE fused multiply-adds in k order, starting from C (the order is assumed;
+// no hardware recording checks it yet).
+Value* double_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c) {
+  auto& builder = lowering.builder();
+  Value* sum = builder.CreateBitCast(c, builder.getDoubleTy());
+  for (size_t index = 0; index < a.size(); ++index) {
+    Value* left = builder.CreateBitCast(a[index], builder.getDoubleTy());
+    Value* right = builder.CreateBitCast(b[index], builder.getDoubleTy());
+    sum = builder.CreateIntrinsic(llvm::Intrinsic::fma, {builder.getDoubleTy()}, {left, right, sum});
+  }
+  return builder.CreateBitCast(sum, builder.getInt64Ty());
+}
+
+// .s8/.u8 with .s32 accumulators: exact, wrapping modulo 2^32 or, with .satfinite, clamped.
+Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
+                   bool a_signed, bool b_signed, bool saturate) {
+  auto& builder = lowering.builder();
+  Value* sum = builder.CreateSExt(c, builder.getInt64Ty());
+  for (size_t index = 0; index < a.size(); ++index) {
+    Value* left = a_signed ? builder.CreateSExt(a[index], builder.getInt64Ty()) : builder.CreateZExt(a[index], builder.getInt64Ty());
+    Value* right = b_signed ? builder.CreateSExt(b[index], builder.getInt64Ty()) : builder.CreateZExt(b[index], builder.getInt64Ty());
+    sum = builder.CreateAdd(sum, builder.CreateMul(left, right));
+  }
+  if (saturate) {
+    sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, builder.getInt64(INT32_MIN));
+    sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, sum, builder.getInt64(INT32_MAX));
+  }
+  return builder.CreateTrunc(sum, builder.getInt32Ty());
+}
+
+// mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c.
+void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const auto& words = instruction.qualifiers.other;
+  const auto& operands = instruction.operands;
+  std::string_view shape;
+  for (const std::string& word : words)
+    if (word.starts_with("m8n8") || word.starts_with("m16n8")) shape = word;
+  // The types in written order, with .tf32 (which decode_qualifiers records as .b32) named.
+  std::vector<Element> types;
+  for (ScalarType type : instruction.qualifiers.types) {
+    std::optional<Element> element = type == ScalarType::b32 ? Element::tf32 : element_named(name_of(type));
+    if (!element) break;
+    types.push_back(*element);
+  }
+  auto is_byte = [](Element element) { return element == Element::s8 || element == Element::u8; };
+  if (operands.size() != 4 || types.size() != 4 || (types[1] != types[2] && !(is_byte(types[1]) && is_byte(types[2])))) {
+    lowering.error(instruction.location, "mma needs d, a, b and c and the four types .dtype.atype.btype.ctype");
+    return;
+  }
+  if (types[0] != types[3]) {
+    lowering.error(instruction.location, "mma with different .dtype and .ctype is not supported yet");
+    return;
+  }
+  std::optional<MmaForm> form = find_form(shape, types[1], types[0]);
+  if (!form) {
+    lowering.error(instruction.location, "mma." + std::string(shape) + " with these types is not supported yet");
+    return;
+  }
+  if (!has_word(instruction, "row") || !has_word(instruction, "col")) {
+    lowering.error(instruction.location, "mma needs .row.col");
+    return;
+  }
+  uint32_t input_bits = element_bits(form->input);
+  uint32_t register_bits = input_bits == 64 ? 64 : 32;
+  std::vector<Value*> a_registers = read_registers(lowering, operands[1], register_bits);
+  std::vector<Value*> b_registers = read_registers(lowering, operands[2], register_bits);
+  uint32_t per_register = register_bits / input_bits;
+  if (a_registers.size() * per_register != form->a.elements || b_registers.size() * per_register != form->b.elements) {
+    lowering.error(instruction.location, "mma." + std::string(shape) + " needs " + std::to_string(form->a.elements / per_register) +
+                                             " A and " + std::to_string(form->b.elements / per_register) + " B registers");
+    return;
+  }
+  uint32_t accumulator_bits = element_bits(form->accumulator);
+  uint32_t accumulator_register_bits = accumulator_bits == 64 ? 64 : 32;
+  uint32_t per_accumulator_register = accumulator_register_bits / accumulator_bits;
+  std::vector<Value*> c_registers = read_registers(lowering, operands[3], accumulator_register_bits);
+  auto destinations = elements_of(operands[0]);
+  if (c_registers.size() * per_accumulator_register != form->accumulators || destinations.size() != c_registers.size()) {
+    lowering.error(instruction.location, "mma." + std::string(shape) + " needs " + std::to_string(form->accumulators / per_accumulator_register) +
+                                             " C and D registers");
+    return;
+  }
+  llvm::AllocaInst* a_matrix = gather(lowering, a_registers, input_bits, form->a.layout, form->m, form->k);
+  llvm::AllocaInst* b_matrix = gather(lowering, b_registers, input_bits, form->b.layout, form->k, form->n);
+  Value* lane = lane_id(lowering);
+  llvm::Type* input_type = builder.getIntNTy(input_bits);
+  std::vector<Value*> results;
+  Value* group = builder.CreateLShr(lane, 2);
+  Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
+  for (uint32_t index = 0; index < form->accumulators; ++index) {
+    Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
+    Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
+    std::vector<Value*> a, b;
+    for (uint32_t step = 0; step < form->k; ++step) {
+      Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(form->k)), builder.getInt32(step));
+      Value* b_index = builder.CreateAdd(builder.getInt32(step * form->n), column);
+      a.push_back(builder.CreateLoad(input_type, array_element(lowering, a_matrix, a_index)));
+      b.push_back(builder.CreateLoad(input_type, array_element(lowering, b_matrix, b_index)));
+    }
+    Value* c_register = c_registers[index / per_accumulator_register];
+    Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
+                                   builder.getIntNTy(accumulator_bits));
+    switch (form->input) {
+      case Element::f64: results.push_back(double_dot(lowering, a, b, c)); break;
+      case Element::s8: case Element::u8:
+        results.push_back(integer_dot(lowering, a, b, c, types[1] == Element::s8, types[2] == Element::s8, has_word(instruction, "satfinite")));
+        break;
+      default: results.push_back(tensor_core_dot(lowering, a, b, c, form->input, form->accumulator)); break;
+    }
+  }
+  for (size_t destination = 0; destination < destinations.size(); ++destination) {
+    Value* word = builder.getIntN(accumulator_register_bits, 0);
+    for (uint32_t part = 0; part < per_accumulator_register; ++part) {
+      Value* element = builder.CreateZExt(results[destination * per_accumulator_register + part], word->getType());
+      word = builder.CreateOr(word, builder.CreateShl(element, part * accumulator_bits));
+    }
+    lowering.write(*destinations[destination], word, accumulator_register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
+  }
+}
+
+// ldmatrix/stmatrix .m8n8.x1/.x2/.x4[.trans].b16: lanes 8j…8j+7 give the addresses of the rows
+// of matrix j; lane l holds, of each matrix, the pair (row l/4, columns 2(l%4) and +1), or with
+// .trans the same pair of the transposed matrix.
+struct MatrixAccess {
+  uint32_t count;
+  bool transposed;
+};
+
+std::optional<MatrixAccess> matrix_access(FunctionLowering& lowering, const Instruction& instruction) {
+  uint32_t count = has_word(instruction, "x4") ? 4 : has_word(instruction, "x2") ? 2 : has_word(instruction, "x1") ? 1 : 0;
+  const auto& types = instruction.qualifiers.types;
+  if (count == 0 || !has_word(instruction, "m8n8") || types.size() != 1 || bit_width(types[0]) != 16) {
+    lowering.error(instruction.location, instruction.opcode + " needs .m8n8, .x1, .x2 or .x4 and .b16");
+    return std::nullopt;
+  }
+  return MatrixAccess{count, has_word(instruction, "trans")};
+}
+
+// Where the running lane's pair of matrix `index` starts, as an element index into the
+// 8×8 matrices that `matrices` lays out one after another, and the step to its second element.
+void pair_of_lane(FunctionLowering& lowering, Value* lane, uint32_t index, bool transposed, Value*& first, uint32_t& step) {
+  auto& builder = lowering.builder();
+  Value* group = builder.CreateLShr(lane, 2);
+  Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
+  Value* offset = transposed ? builder.CreateAdd(builder.CreateShl(pair, 3), group) : builder.CreateAdd(builder.CreateShl(group, 3), pair);
+  first = builder.CreateAdd(builder.getInt32(index * 64), offset);
+  step = transposed ? 8 : 1;
+}
+
+// The row this lane addresses exists: lanes beyond the last matrix's give no address.
+Value* addresses_row(FunctionLowering& lowering, Value* lane, uint32_t count) {
+  return lowering.builder().CreateICmpULT(lane, lowering.builder().getInt32(8 * count));
+}
+
+void lower_ldmatrix(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  std::optional<MatrixAccess> access = matrix_access(lowering, instruction);
+  if (!access) return;
+  auto destinations = elements_of(instruction.operands[0]);
+  if (destinations.size() != access->count) {
+    lowering.error(instruction.location, "ldmatrix needs one destination register per matrix");
+    return;
+  }
+  Value* lane = lane_id(lowering);
+  // Lanes without a row read zeros from their own storage instead of an address they did not give.
+  llvm::AllocaInst* nothing = thread_array(lowering, builder.getInt64Ty(), 2);
+  builder.CreateStore(llvm::ConstantAggregateZero::get(nothing->getAllocatedType()), nothing);
+  Value* pointer = builder.CreateSelect(addresses_row(lowering, lane, access->count),
+                                        lowering.address(instruction.operands[1], instruction.qualifiers.space), nothing);
+  std::vector<Value*> row_halves{builder.CreateAlignedLoad(builder.getInt64Ty(), pointer, llvm::Align(16)),
+                                 builder.CreateAlignedLoad(builder.getInt64Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, 8), llvm::Align(8))};
+  // Lane r of the 8·count addressing lanes holds row r of the stacked matrices.
+  auto row_layout = [](uint32_t addressing_lane, uint32_t index) { return Position{addressing_lane, index}; };
+  llvm::AllocaInst* matrices = gather(lowering, row_halves, 16, row_layout, warp_size, 8);
+  for (uint32_t index = 0; index < access->count; ++index) {
+    Value* first = nullptr;
+    uint32_t step = 0;
+    pair_of_lane(lowering, lane, index, access->transposed, first, step);
+    Value* low = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, first));
+    Value* high = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, builder.CreateAdd(first, builder.getInt32(step))));
+    Value* word = builder.CreateOr(builder.CreateZExt(low, builder.getInt32Ty()), builder.CreateShl(builder.CreateZExt(high, builder.getInt32Ty()), 16));
+    lowering.write(*destinations[index], word, ScalarType::b32);
+  }
+}
+
+void lower_stmatrix(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  std::optional<MatrixAccess> access = matrix_access(lowering, instruction);
+  if (!access) return;
+  std::vector<Value*> sources = read_registers(lowering, instruction.operands[1], 32);
+  if (sources.size() != access->count) {
+    lowering.error(instruction.location, "stmatrix needs one source register per matrix");
+    return;
+  }
+  Value* lane = lane_id(lowering);
+  // Each lane's register j holds its pair of matrix j: elements 2(l%4), +1 of row 8j + l/4.
+  auto pair_layout = [](uint32_t holder, uint32_t index) {
+    return Position{8 * (index >> 1) + (holder >> 2), 2 * (holder & 3) + (index & 1)};
+  };
+  llvm::AllocaInst* matrices = gather(lowering, sources, 16, pair_layout, 8 * access->count, 8);
+  Value* pointer = lowering.address(instruction.operands[0], instruction.qualifiers.space);
+  Value* matrix = builder.CreateLShr(lane, 3);
+  Value* row = builder.CreateAnd(lane, 7);
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  auto* storing = llvm::BasicBlock::Create(lowering.context(), "stmatrix.row", function);
+  auto* done = llvm::BasicBlock::Create(lowering.context(), "stmatrix.done", function);
+  builder.CreateCondBr(addresses_row(lowering, lane, access->count), storing, done);
+  builder.SetInsertPoint(storing);
+  for (uint32_t column = 0; column < 8; ++column) {
+    // Stored row r of a transposed matrix is column r of the held one.
+    Value* held_row = access->transposed ? builder.getInt32(column) : row;
+    Value* held_column = access->transposed ? row : builder.getInt32(column);
+    Value* index = builder.CreateAdd(builder.CreateShl(builder.CreateAdd(builder.CreateShl(matrix, 3), held_row), 3), held_column);
+    Value* element = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, index));
+    builder.CreateAlignedStore(element, builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, column * 2), llvm::Align(2));
+  }
+  builder.CreateBr(done);
+  builder.SetInsertPoint(done);
+}
+
+}  // namespace
+
+void add_matrix_lowerings(LoweringTable& table) {
+  table["mma"] = lower_mma;
+  table["ldmatrix"] = lower_ldmatrix;
+  table["stmatrix"] = lower_stmatrix;
+}
+
+}  // namespace xcuda::ptx
