@@ -195,7 +195,9 @@ bool HostQueue::wait_briefly_for_command(std::unique_lock<std::mutex>& lock) {
   bool ended = yield_briefly_until(
       [&] { return commands_run_.load(std::memory_order_acquire) != running; });
   lock.lock();
-  return ended;
+  // The command may have ended after the yielding gave up and before the lock was taken again:
+  // its notification is gone, so a wait now would be for a command that never comes.
+  return ended || commands_run_.load(std::memory_order_relaxed) != running;
 }
 
 bool HostQueue::idle() {
