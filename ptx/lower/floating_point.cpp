@@ -4,6 +4,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
 
 namespace xcuda::ptx {
@@ -44,7 +45,7 @@ llvm::Value* with_rounding(FunctionLowering& lowering, Rounding rounding, std::s
   auto& builder = lowering.builder();
   if (rounding == Rounding::none || rounding == Rounding::rn) return operation(builder, arguments);
   llvm::Module& module = lowering.module().target();
-  std::string helper_name = "xcuda.rounded." + std::string(name) + "." + std::string(rounding_name(rounding));
+  std::string helper_name = std::string(intrinsics::rounded_helper_prefix) + std::string(name) + "." + std::string(rounding_name(rounding));
   for (llvm::Value* argument : arguments) helper_name += "." + type_suffix(argument->getType());
   helper_name += "." + type_suffix(result);
   llvm::Function* helper = module.getFunction(helper_name);

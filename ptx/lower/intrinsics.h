@@ -46,6 +46,10 @@ inline constexpr const char* mbarrier = "xcuda.mbarrier";
 using MbarrierOperation = host_abi::MbarrierOperation;
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 
+// Operations under .rz/.rm/.rp run in internal helpers named with this prefix
+// (lower/floating_point.cpp), which a target may rewrite.
+inline constexpr std::string_view rounded_helper_prefix = "xcuda.rounded.";
+
 // Warp collectives meet at an exchange: every lane of the warp that reaches it offers a value
 // and, once all have arrived, may read any arriving lane's offer. The target decides how the
 // lanes meet (the host target cuts the kernel there, as at a block barrier).

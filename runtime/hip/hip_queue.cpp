@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ptx/target/amdgpu/amdgpu_abi.h"
 #include "runtime/hip/hip_errors.h"
 #include "runtime/hip/hip_module.h"
 #include "runtime/log.h"
@@ -104,6 +105,15 @@ void HipQueue::launch(LoadedKernel& kernel, const LaunchShape& shape,
                         std::to_string(hip_kernel.info().parameter_buffer_size)));
     return;
   }
+  if (shape.cooperative) {
+    fail(make_error(ErrorCode::not_supported, "cooperative launches on AMD GPUs (" + hip_kernel.info().name + ")"));
+    return;
+  }
+  // The %envreg source of kernels that read it, which HIP reads at its metadata offset: 0, the
+  // word of a launch that is not cooperative (amdgpu_abi.h). Other kernels ignore it.
+  uint32_t workspace = ptx::amdgpu_abi::grid_workspace_offset(hip_kernel.info().parameter_buffer_size);
+  parameters.resize(hip_kernel.info().parameter_buffer_size);
+  parameters.resize(workspace + ptx::amdgpu_abi::grid_workspace_bytes, 0);
   // HIP copies the buffer into the kernarg segment before hipModuleLaunchKernel returns.
   size_t parameter_bytes = parameters.size();
   void* extra[] = {hip_launch_parameter_buffer_pointer, parameters.data(),

@@ -7,4 +7,5 @@ set(XCUDA_HIP_BACKEND_SOURCES
   hip/hip_properties.cpp
   hip/hip_queue.cpp
   hip/hip_selection.cpp
+  hip/hip_texture.cpp
 )

@@ -6,13 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "code_object_metadata.h"
 #include "ptx/compiler.h"
+#include "ptx/target/amdgpu/amdgpu_abi.h"
+#include "runtime/linker.h"
 
 namespace xcuda::amdgpu_test {
 namespace {
@@ -74,8 +75,10 @@ const MetadataNode* find_kernel(const MetadataNode& metadata, const std::string&
 }
 
 // Everything the HIP runtime and a disassembler see must agree with what the compiler says about
-// the module.
-void check_code_object(const std::string& processor, const ptx::CompileResult& result, const std::string& name) {
+// the module, compiled from `ptx_text`.
+void check_code_object(const std::string& processor, const ptx::CompileResult& result, const std::string& name,
+                       std::string_view ptx_text = {}) {
+  bool reads_environment = ptx_text.find("%envreg") != std::string_view::npos;
   SCOPED_TRACE(name + " for " + processor);
   MetadataNode metadata;
   std::string problem = read_metadata(result.object, metadata);
@@ -89,15 +92,25 @@ void check_code_object(const std::string& processor, const ptx::CompileResult& r
     EXPECT_EQ((*kernel)[".symbol"].text, info.name + ".kd");
     EXPECT_EQ((*kernel)[".wavefront_size"].number(), wavefront_size(processor));
     const std::vector<MetadataNode>& arguments = (*kernel)[".args"].list;
-    // Hidden arguments (v5's block counts and the like) follow the explicit ones.
+    // Hidden arguments (v5's block counts and the like) follow the explicit ones, and the
+    // grid-workspace word in modules that read %envreg.
     ASSERT_GE(arguments.size(), info.parameters.size());
     for (size_t index = 0; index < info.parameters.size(); ++index) {
       EXPECT_EQ(arguments[index][".offset"].number(), info.parameters[index].offset) << "parameter " << index;
       EXPECT_EQ(arguments[index][".size"].number(), info.parameters[index].size) << "parameter " << index;
       EXPECT_FALSE(arguments[index][".value_kind"].text.starts_with("hidden_")) << "parameter " << index;
     }
-    if (arguments.size() > info.parameters.size()) {
-      EXPECT_TRUE(arguments[info.parameters.size()][".value_kind"].text.starts_with("hidden_"));
+    size_t explicit_arguments = info.parameters.size();
+    if (explicit_arguments < arguments.size() && !arguments[explicit_arguments][".value_kind"].text.starts_with("hidden_")) {
+      EXPECT_TRUE(reads_environment) << "an argument beyond the parameters in a module that reads no %envreg";
+      EXPECT_EQ(arguments[explicit_arguments][".offset"].number(), ptx::amdgpu_abi::grid_workspace_offset(info.parameter_buffer_size));
+      EXPECT_EQ(arguments[explicit_arguments][".size"].number(), ptx::amdgpu_abi::grid_workspace_bytes);
+      ++explicit_arguments;
+    } else {
+      EXPECT_FALSE(reads_environment) << "no grid-workspace argument in a module that reads %envreg";
+    }
+    if (arguments.size() > explicit_arguments) {
+      EXPECT_TRUE(arguments[explicit_arguments][".value_kind"].text.starts_with("hidden_"));
     }
     if (!info.parameters.empty()) {
       EXPECT_GE((*kernel)[".kernarg_segment_size"].number(), info.parameters.back().offset + info.parameters.back().size);
@@ -153,34 +166,26 @@ std::vector<std::string> conformance_cases() {
   return cases;
 }
 
-// Every other case the host passes, each compiled for one processor in turn, so that the four
-// share them and each test stays well under a minute on a loaded two-core machine; everything()
-// compiles every case for every processor.
+// Every case the host passes, each compiled for one processor in turn, so that the four share
+// them and each test stays under a minute on a loaded two-core machine; everything() compiles
+// every case for every processor.
 TEST_P(CodeObjects, ConformanceCases) {
   fs::path directory = XCUDA_CONFORMANCE_DIR;
   size_t position = 0, checked = 0;
   size_t mine = static_cast<size_t>(std::find(processors.begin(), processors.end(), GetParam()) - processors.begin());
   for (const std::string& name : conformance_cases()) {
-    if (!everything() && position++ % (2 * processors.size()) != mine) continue;
+    if (!everything() && position++ % processors.size() != mine) continue;
     fs::path path = directory / "cases" / (name + ".ptx");
-    ptx::CompileResult result = compile_for(GetParam(), read_text(path), path.string());
+    std::string text = read_text(path);
+    ptx::CompileResult result = compile_for(GetParam(), text, path.string());
     EXPECT_TRUE(result.ok()) << name << ":\n" << diagnostics_of(result);
     if (!result.ok()) continue;
-    check_code_object(GetParam(), result, name);
+    check_code_object(GetParam(), result, name, text);
     ++checked;
   }
   std::printf("%zu cases checked for %s\n", checked, GetParam().c_str());
   EXPECT_GT(checked, 25u);
 }
-
-// What the AMDGPU target does not provide: CUDA arrays, textures and surfaces, which the HIP
-// backend answers with CUDA_ERROR_NOT_SUPPORTED (see README). A program here must fail with this
-// diagnostic, so that the list shrinks when the target grows.
-const std::map<std::string, std::string> unsupported_programs = {
-    {"cuda_texture_sampling", "does not provide '__xcuda_texture_fetch'"},
-    {"cuda_texture_resources", "does not provide '__xcuda_"},
-    {"cuda_surface_access", "does not provide '__xcuda_surface_"},
-};
 
 // Every PTX file nvcc made of tests/cuda and the CUDA benchmarks, for every processor: the default
 // -arch, and with everything() every -arch.
@@ -189,20 +194,41 @@ TEST_P(CodeObjects, CudaPrograms) {
   size_t checked = 0;
   for (std::string file; std::getline(files, file, ':');) {
     fs::path path(file);
-    std::string stem = path.stem().stem().string();  // cuda_saxpy from cuda_saxpy.sm80.ptx
     if (!everything() && path.stem().extension() != ".default") continue;
-    ptx::CompileResult result = compile_for(GetParam(), read_text(file), file);
-    if (auto unsupported = unsupported_programs.find(stem); unsupported != unsupported_programs.end()) {
-      EXPECT_FALSE(result.ok()) << file << " compiles now: take it off unsupported_programs";
-      EXPECT_NE(diagnostics_of(result).find(unsupported->second), std::string::npos) << file << ":\n" << diagnostics_of(result);
-      continue;
-    }
+    std::string text = read_text(file);
+    ptx::CompileResult result = compile_for(GetParam(), text, file);
     EXPECT_TRUE(result.ok()) << file << ":\n" << diagnostics_of(result);
     if (!result.ok()) continue;
-    check_code_object(GetParam(), result, path.filename().string());
+    check_code_object(GetParam(), result, path.filename().string(), text);
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "nvcc was not found when this was configured";
+  std::printf("%zu PTX files of the CUDA programs checked for %s\n", checked, GetParam().c_str());
+}
+
+// The PTX files the unit tests and the command-line tests compile for the host.
+TEST_P(CodeObjects, UnitAndCommandLinePtx) {
+  fs::path tests = XCUDA_TESTS_DIR;
+  for (const fs::path& file : {tests / "unit/ptx_inputs/instructions.ptx", tests / "unit/ptx_inputs/kernels.ptx", tests / "cli/saxpy.ptx"}) {
+    std::string text = read_text(file);
+    ptx::CompileResult result = compile_for(GetParam(), text, file.string());
+    EXPECT_TRUE(result.ok()) << file << ":\n" << diagnostics_of(result);
+    if (result.ok()) check_code_object(GetParam(), result, file.filename().string(), text);
+  }
+}
+
+// The translation units of the -rdc=true program, linked into one module as cuLink links them.
+TEST_P(CodeObjects, SeparateCompilation) {
+  std::istringstream files(XCUDA_RDC_PTX_FILES);
+  std::vector<runtime::LinkInput> inputs;
+  for (std::string file; std::getline(files, file, ':');) inputs.push_back({read_text(file), file});
+  if (inputs.empty()) GTEST_SKIP() << "nvcc was not found when this was configured";
+  ASSERT_EQ(inputs.size(), 2u);
+  Expected<std::string> linked = runtime::link_ptx(inputs);
+  ASSERT_TRUE(linked.ok()) << linked.error().message;
+  ptx::CompileResult result = compile_for(GetParam(), *linked, "separate_compilation");
+  ASSERT_TRUE(result.ok()) << diagnostics_of(result);
+  check_code_object(GetParam(), result, "separate_compilation", *linked);
 }
 
 INSTANTIATE_TEST_SUITE_P(Processors, CodeObjects, ::testing::ValuesIn(processors),
@@ -519,6 +545,95 @@ TEST(SpecialRegisters, SmidFromHardwareIdentity) {
     EXPECT_NE(disassembly.find(wavefront_size(processor) == 64 ? "hwreg(HW_REG_HW_ID," : "hwreg(HW_REG_HW_ID1,"), std::string::npos)
         << processor << "\n" << disassembly;
     EXPECT_EQ(disassembly.find("HW_REG_XCC_ID") != std::string::npos, processor == "gfx942") << processor;
+  }
+}
+
+// %globaltimer counts the constant real-time clock (s_memrealtime; on gfx11 a message to the
+// firmware), %envreg1/2 the grid-workspace word the kernel takes after its parameters: here at
+// 48, past 36 bytes of parameters that the 16-byte-aligned array rounds to 48. Every kernel of
+// the module takes the word.
+constexpr const char* timer_and_environment = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry timed(.param .u64 out, .param .align 16 .b8 padding[20])
+{
+  .reg .u32 %r<5>;
+  .reg .u64 %rd<3>;
+  mov.u64 %rd1, %globaltimer;
+  mov.u32 %r1, %globaltimer_hi;
+  mov.u32 %r2, %envreg1;
+  mov.u32 %r3, %envreg2;
+  mov.u32 %r4, %envreg5;
+  ld.param.u64 %rd2, [out];
+  st.global.u64 [%rd2], %rd1;
+  st.global.u32 [%rd2+8], %r1;
+  st.global.u32 [%rd2+12], %r2;
+  st.global.u32 [%rd2+16], %r3;
+  st.global.u32 [%rd2+20], %r4;
+  ret;
+}
+.visible .entry plain(.param .u32 value)
+{
+  ret;
+}
+)";
+
+TEST(SpecialRegisters, GlobalTimerAndEnvironment) {
+  for (const std::string& processor : processors) {
+    ptx::CompileResult result = compile_for(processor, timer_and_environment, "timed.ptx");
+    ASSERT_TRUE(result.ok()) << processor << ":\n" << diagnostics_of(result);
+    check_code_object(processor, result, "timed", timer_and_environment);
+    MetadataNode metadata;
+    ASSERT_EQ(read_metadata(result.object, metadata), "");
+    const MetadataNode* timed = find_kernel(metadata, "timed");
+    const MetadataNode* plain = find_kernel(metadata, "plain");
+    ASSERT_TRUE(timed != nullptr && plain != nullptr);
+    EXPECT_EQ((*timed)[".args"].list.at(2)[".offset"].number(), 48u) << processor;
+    EXPECT_EQ((*plain)[".args"].list.at(1)[".offset"].number(), 8u) << processor;
+    std::string disassembly = run_tool(XCUDA_LLVM_OBJDUMP, "-d", result.object);
+    bool has_message = processor.starts_with("gfx11");
+    EXPECT_NE(disassembly.find(has_message ? "sendmsg(MSG_RTN_GET_REALTIME)" : "s_memrealtime"), std::string::npos) << processor;
+  }
+}
+
+// mbarrier objects are a word updated by compare-and-swap (in LDS here); waiting lanes sleep.
+constexpr const char* staged_mbarrier = R"(
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry staged(.param .u64 out)
+{
+  .shared .align 8 .b64 barrier;
+  .reg .u32 %r<3>;
+  .reg .u64 %rd<3>;
+  .reg .pred %p<2>;
+  mov.u32 %r1, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra ARRIVE;
+  mbarrier.init.shared.b64 [barrier], 64;
+ARRIVE:
+  bar.sync 0;
+  mbarrier.arrive.shared.b64 %rd1, [barrier];
+WAIT:
+  mbarrier.try_wait.shared.b64 %p1, [barrier], %rd1;
+  @!%p1 bra WAIT;
+  mbarrier.pending_count.b64 %r2, %rd1;
+  ld.param.u64 %rd2, [out];
+  st.global.u32 [%rd2], %r2;
+  ret;
+}
+)";
+
+TEST(Mbarriers, CompareAndSwapInLds) {
+  for (const std::string& processor : processors) {
+    ptx::CompileResult result = compile_for(processor, staged_mbarrier, "staged.ptx");
+    ASSERT_TRUE(result.ok()) << processor << ":\n" << diagnostics_of(result);
+    check_code_object(processor, result, "staged");
+    std::string disassembly = run_tool(XCUDA_LLVM_OBJDUMP, "-d", result.object);
+    EXPECT_NE(disassembly.find(processor.starts_with("gfx11") ? "ds_cmpstore_rtn_b64" : "ds_cmpst_rtn_b64"), std::string::npos)
+        << processor;
+    EXPECT_NE(disassembly.find("s_sleep"), std::string::npos) << processor;
   }
 }
 

@@ -236,7 +236,19 @@ TEST_F(HipBackendTest, LaunchPassesTheParameterBufferThroughExtra) {
   EXPECT_EQ(launch.block[0], 256u);
   EXPECT_EQ(launch.block[1], 2u);
   EXPECT_EQ(launch.shared_bytes, 1024u);
-  EXPECT_EQ(launch.parameters, parameters);
+  // The parameters, then at offset 16 the grid-workspace word %envreg reads: 0 when the launch
+  // is not cooperative (ptx/target/amdgpu/amdgpu_abi.h).
+  std::vector<uint8_t> packed = parameters;
+  packed.resize(24, 0);
+  EXPECT_EQ(launch.parameters, packed);
+
+  // Cooperative launches are not supported on AMD GPUs yet.
+  LaunchShape cooperative;
+  cooperative.cooperative = true;
+  auto other = backend->create_queue(0);
+  other->launch(**kernel, cooperative, parameters);
+  EXPECT_EQ(other->synchronize().error().code, ErrorCode::not_supported);
+  EXPECT_EQ(fake::fake_hip().launches.size(), 1u);
 
   module->reset();
   EXPECT_TRUE(fake::was_called("hipModuleUnload 0"));

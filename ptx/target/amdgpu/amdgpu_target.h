@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "compiler.h"
@@ -36,12 +35,9 @@ std::optional<Processor> find_processor(const std::string& name);
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const std::string& processor, int optimization_level,
                                                            DiagnosticSink& diagnostics);
 
-// The lowering's helpers for operations under a directed rounding mode (lower/floating_point.cpp).
-inline constexpr std::string_view rounded_helper_prefix = "xcuda.rounded.";
-
-// Gives the helpers for integer-to-float conversions, divisions and square roots under
-// .rz/.rm/.rp code the AMDGPU back end can make (see directed_rounding.cpp). Returns the helpers
-// it cannot.
+// Gives the lowering's helpers (intrinsics::rounded_helper_prefix) for integer-to-float
+// conversions, divisions and square roots under .rz/.rm/.rp code the AMDGPU back end can make
+// (see directed_rounding.cpp). Returns the helpers it cannot.
 std::vector<std::string> expand_directed_rounding(llvm::Module& module);
 
 // LDS bytes ahead of the module's .shared variables holding the state of PTX's 16 barriers, in
@@ -58,10 +54,17 @@ void define_barrier_operation(llvm::Function& function, const Processor& process
 // returns false for any other.
 bool define_device_printf(llvm::Function& function);
 
+// Defines `function` if it is one of host_abi.h's texture and surface functions, reading the
+// object as amdgpu_abi::TextureObject (see texture_sampling.cpp); returns false for any other.
+bool define_texture_function(llvm::Function& function);
+
+// Defines intrinsics::mbarrier: the object's word updated with atomics (see mbarrier.cpp).
+void define_mbarrier(llvm::Function& function);
+
 // Gives the target-neutral intrinsics their AMDGPU meaning (work-item intrinsics, LDS, s_barrier,
-// wavefront permutes, counted barriers, printf and assert). Returns the names of external
-// functions called but not provided (malloc, ...), for the caller to report where they are
-// declared.
+// wavefront permutes, counted barriers, mbarriers, printf and assert, textures and surfaces).
+// Returns the names of external functions called but not provided (malloc, ...), for the caller
+// to report where they are declared.
 std::vector<std::string> define_runtime_services(llvm::Module& module, const Processor& processor,
                                                  uint32_t static_shared_bytes);
 

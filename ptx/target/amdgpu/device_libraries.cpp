@@ -18,8 +18,9 @@ namespace {
 
 // The ocml function that computes C library function `name`, or empty.
 std::string ocml_name(std::string_view name) {
-  // What the lowering calls; everything else it expresses with LLVM intrinsics.
-  static constexpr std::string_view single_precision[] = {"tanhf"};
+  // What the lowering calls (tanhf) and the texture sampler (powf, for sRGB); everything else
+  // they express with LLVM intrinsics.
+  static constexpr std::string_view single_precision[] = {"tanhf", "powf"};
   for (std::string_view function : single_precision)
     if (function == name) return "__ocml_" + std::string(name.substr(0, name.size() - 1)) + "_f32";
   return {};

@@ -14,6 +14,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 
+#include "lower/intrinsics.h"
 #include "target/amdgpu/amdgpu_target.h"
 
 namespace xcuda::ptx::amdgpu {
@@ -117,7 +118,7 @@ bool rewrite_helper(llvm::Function& helper) {
 std::vector<std::string> expand_directed_rounding(llvm::Module& module) {
   std::vector<std::string> missing;
   for (llvm::Function& function : module)
-    if (!function.isDeclaration() && function.getName().starts_with(rounded_helper_prefix) && !rewrite_helper(function))
+    if (!function.isDeclaration() && function.getName().starts_with(intrinsics::rounded_helper_prefix) && !rewrite_helper(function))
       missing.emplace_back(function.getName());
   return missing;
 }

@@ -1,12 +1,16 @@
 // The kernel ABI: an amdgpu_kernel per .entry whose explicit kernarg segment is the PTX parameter
 // buffer. Each parameter is a by-reference argument of its size and alignment, so LLVM places it
 // at its .param offset and the code object's metadata lists it there, which is what the HIP
-// runtime packs hipModuleLaunchKernel's arguments by.
+// runtime packs hipModuleLaunchKernel's arguments by. In modules that read %envreg, one more
+// argument follows: the grid-workspace word of amdgpu_abi.h.
+#include <algorithm>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/Module.h>
 
 #include "lower/intrinsics.h"
+#include "target/amdgpu/amdgpu_abi.h"
 #include "target/amdgpu/amdgpu_target.h"
 
 namespace xcuda::ptx::amdgpu {
@@ -40,12 +44,18 @@ void set_occupancy_attribute(llvm::Function& kernel, const KernelInfo& info, con
   kernel.addFnAttr("amdgpu-waves-per-eu", std::to_string(wavefronts));
 }
 
-void form_kernel(llvm::Function& body, const KernelInfo& info, const Processor& processor) {
+bool reads_environment(const llvm::Module& module) {
+  std::string prefix = intrinsics::special_register("envreg", "");
+  return std::any_of(module.begin(), module.end(),
+                     [&](const llvm::Function& function) { return function.getName().starts_with(prefix); });
+}
+
+void form_kernel(llvm::Function& body, const KernelInfo& info, const Processor& processor, bool environment) {
   llvm::Module& module = *body.getParent();
   llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> builder(context);
   auto* kernarg_pointer = builder.getPtrTy(constant_address_space);
-  std::vector<llvm::Type*> arguments(info.parameters.size(), kernarg_pointer);
+  std::vector<llvm::Type*> arguments(info.parameters.size() + (environment ? 1 : 0), kernarg_pointer);
   auto* type = llvm::FunctionType::get(builder.getVoidTy(), arguments, false);
   auto* kernel = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, info.name, module);
   kernel->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
@@ -58,6 +68,16 @@ void form_kernel(llvm::Function& body, const KernelInfo& info, const Processor& 
     kernel->addParamAttr(static_cast<unsigned>(index),
                          llvm::Attribute::getWithAlignment(context, llvm::Align(std::max<uint32_t>(parameter.alignment, 1))));
   }
+  // Aligned as the widest parameter (and at least 8), the word lands where the parameter
+  // buffer, whose size that alignment rounds, ends: at grid_workspace_offset().
+  uint32_t workspace_alignment = 8;
+  for (const ParameterInfo& parameter : info.parameters) workspace_alignment = std::max(workspace_alignment, parameter.alignment);
+  if (environment) {
+    auto index = static_cast<unsigned>(info.parameters.size());
+    kernel->addParamAttr(index, llvm::Attribute::getWithByRefType(
+                                    context, llvm::ArrayType::get(builder.getInt8Ty(), amdgpu_abi::grid_workspace_bytes)));
+    kernel->addParamAttr(index, llvm::Attribute::getWithAlignment(context, llvm::Align(workspace_alignment)));
+  }
   set_block_size_attributes(*kernel, info);
   set_occupancy_attribute(*kernel, info, processor);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
@@ -65,9 +85,11 @@ void form_kernel(llvm::Function& body, const KernelInfo& info, const Processor& 
   // The body reads parameters at their .param offsets from one pointer: the segment's start.
   llvm::Value* segment = builder.CreateIntrinsic(llvm::Intrinsic::amdgcn_kernarg_segment_ptr, {}, {});
   llvm::Value* parameters = builder.CreateAddrSpaceCast(segment, builder.getPtrTy());
-  // No target intrinsic reads the thread context: every value it would hold comes from the
-  // hardware.
-  builder.CreateCall(&body, {llvm::ConstantPointerNull::get(builder.getPtrTy()), parameters});
+  // Only %envreg reads the thread context, the workspace word; every other value it would hold
+  // comes from the hardware.
+  llvm::Value* thread_context = environment ? builder.CreateAddrSpaceCast(kernel->getArg(kernel->arg_size() - 1), builder.getPtrTy())
+                                            : llvm::ConstantPointerNull::get(builder.getPtrTy());
+  builder.CreateCall(&body, {thread_context, parameters});
   builder.CreateRetVoid();
   body.setLinkage(llvm::GlobalValue::InternalLinkage);
   body.addFnAttr(llvm::Attribute::AlwaysInline);
@@ -83,9 +105,10 @@ void form_kernels(llvm::Module& module, const ModuleInfo& info, const Processor&
     entries.emplace_back(llvm::cast<llvm::Function>(llvm::cast<llvm::ValueAsMetadata>(node->getOperand(0))->getValue()),
                          llvm::cast<llvm::MDString>(node->getOperand(1))->getString().str());
   kernels->eraseFromParent();
+  bool environment = reads_environment(module);
   for (const auto& [body, name] : entries)
     for (const KernelInfo& kernel : info.kernels)
-      if (kernel.name == name) form_kernel(*body, kernel, processor);
+      if (kernel.name == name) form_kernel(*body, kernel, processor, environment);
 }
 
 }  // namespace xcuda::ptx::amdgpu

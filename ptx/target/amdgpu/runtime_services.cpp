@@ -2,7 +2,10 @@
 // and the HSA dispatch packet (valid in code object v4 and v5 alike), shared memory is LDS, a
 // barrier is s_barrier between workgroup fences, and warp exchanges use the wavefront itself:
 // the lanes that arrive together are the active lanes of the warp, and a lane reads a peer's
-// offer with ds_bpermute. Counted barriers, printf and assert have files of their own.
+// offer with ds_bpermute. %envreg reads the grid-workspace kernarg of amdgpu_abi.h, which the
+// kernel passes as the thread-context pointer (kernel_abi.cpp). Counted barriers, mbarriers,
+// printf, assert, textures and surfaces have files of their own.
+#include <charconv>
 #include <unordered_map>
 
 #include <llvm/IR/IRBuilder.h>
@@ -10,6 +13,7 @@
 #include <llvm/IR/Module.h>
 
 #include "lower/intrinsics.h"
+#include "target/amdgpu/amdgpu_abi.h"
 #include "target/amdgpu/work_item.h"
 
 namespace xcuda::ptx::amdgpu {
@@ -68,6 +72,9 @@ Value* special_register(llvm::IRBuilder<>& builder, const Processor& processor, 
                                           builder.getInt32(reserved_bytes));
   if (name == "total_smem_size") return total_shared;
   if (name == "dynamic_smem_size") return builder.CreateSub(total_shared, builder.getInt32((static_shared_bytes + 15) / 16 * 16));
+  if (name == "globaltimer")
+    return builder.CreateMul(builder.CreateIntrinsic(llvm::Intrinsic::readsteadycounter, {}, {}),
+                             builder.getInt64(amdgpu_abi::realtime_nanoseconds_per_tick));
   if (name == "clock64") return builder.CreateIntrinsic(llvm::Intrinsic::readcyclecounter, {}, {});
   if (name == "clock") return builder.CreateTrunc(builder.CreateIntrinsic(llvm::Intrinsic::readcyclecounter, {}, {}), builder.getInt32Ty());
   if (name == "nwarpid") return builder.CreateLShr(builder.CreateAdd(block_thread_count(builder), builder.getInt32(warp_size - 1)), 5);
@@ -99,6 +106,15 @@ llvm::GlobalVariable* shared_memory(llvm::Module& module, uint32_t static_shared
                                             llvm::GlobalValue::NotThreadLocal, lds_address_space);
   variable->setAlignment(llvm::Align(16));
   return variable;
+}
+
+// %envreg1 and %envreg2: the halves of the grid-workspace word `context` points at; the others 0.
+Value* environment_register(llvm::IRBuilder<>& builder, std::string_view name, Value* context) {
+  uint32_t index = 0;  // the checker allows 0-31 only
+  std::from_chars(name.data() + 6, name.data() + name.size(), index);
+  if (index != 1 && index != 2) return builder.getInt32(0);
+  Value* workspace = builder.CreateAlignedLoad(builder.getInt64Ty(), context, llvm::Align(8));
+  return builder.CreateTrunc(index == 1 ? builder.CreateLShr(workspace, 32) : workspace, builder.getInt32Ty());
 }
 
 void define_barrier(llvm::IRBuilder<>& builder) {
@@ -188,7 +204,7 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
   };
   for (llvm::Function* function : declarations) {
     std::string_view name = function->getName();
-    if (define_device_printf(*function)) continue;
+    if (define_device_printf(*function) || define_texture_function(*function)) continue;
     if (function->hasFnAttribute(intrinsics::external_function_attribute)) {
       missing.emplace_back(name);
       continue;
@@ -196,6 +212,11 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
     if (!name.starts_with("xcuda.")) continue;  // a C library function: see link_device_libraries
     if (function == barrier_operation) {
       define_barrier_operation(*function, processor, *lds_block());
+      make_inline_body(*function);
+      continue;
+    }
+    if (name == intrinsics::mbarrier) {
+      define_mbarrier(*function);
       make_inline_body(*function);
       continue;
     }
@@ -210,7 +231,9 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
       builder.CreateUnreachable();
     } else if (name.starts_with(intrinsics::special_register_prefix)) {
       auto [register_name, component] = intrinsics::parse_special_register(name);
-      Value* value = special_register(builder, processor, register_name, component, static_shared_bytes, reserved_bytes);
+      Value* value = register_name.starts_with("envreg")
+                         ? environment_register(builder, register_name, function->getArg(0))
+                         : special_register(builder, processor, register_name, component, static_shared_bytes, reserved_bytes);
       if (value == nullptr) {
         function->getEntryBlock().eraseFromParent();
         missing.emplace_back(name);

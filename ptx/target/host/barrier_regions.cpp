@@ -138,7 +138,7 @@ void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t
   for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
 }
 
-// Special registers (but the clocks) and kernel parameters read the same anywhere in a thread,
+// Special registers (but the clocks, %globaltimer among them) and kernel parameters read the same anywhere in a thread,
 // so a region other than the one reading them reads them again rather than keeping a copy per
 // thread: that is cheaper, and keeps block-uniform values uniform for the vectoriser.
 bool rereadable(const llvm::Value* value, const llvm::Function& function) {
@@ -147,7 +147,7 @@ bool rereadable(const llvm::Value* value, const llvm::Function& function) {
     const llvm::Function* callee = call->getCalledFunction();
     if (callee == nullptr || !callee->getName().starts_with(intrinsics::special_register_prefix)) return false;
     std::string_view name = intrinsics::parse_special_register(callee->getName()).name;
-    if (name.starts_with("clock")) return false;
+    if (name.starts_with("clock") || name == "globaltimer") return false;
     return std::all_of(call->arg_begin(), call->arg_end(), [&](const llvm::Use& argument) { return rereadable(argument.get(), function); });
   }
   const llvm::Value* pointer = nullptr;

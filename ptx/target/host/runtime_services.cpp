@@ -1,4 +1,5 @@
 #include <charconv>
+#include <ctime>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -43,6 +44,18 @@ Value* block_size(llvm::IRBuilder<>& builder, Value* context) {
   return size;
 }
 
+// %globaltimer: nanoseconds of the host's monotonic clock, read through the C library.
+Value* global_timer(llvm::IRBuilder<>& builder) {
+  llvm::Type* time = builder.getInt64Ty();
+  Value* timespec = builder.CreateAlloca(llvm::ArrayType::get(time, 2));
+  llvm::FunctionCallee clock_gettime = builder.GetInsertBlock()->getModule()->getOrInsertFunction(
+      "clock_gettime", builder.getInt32Ty(), builder.getInt32Ty(), builder.getPtrTy());
+  builder.CreateCall(clock_gettime, {builder.getInt32(CLOCK_MONOTONIC), timespec});
+  Value* seconds = builder.CreateLoad(time, timespec);
+  Value* nanoseconds = builder.CreateLoad(time, builder.CreateConstGEP1_64(time, timespec, 1));
+  return builder.CreateAdd(builder.CreateMul(seconds, builder.getInt64(1'000'000'000)), nanoseconds);
+}
+
 // The value of special register `name` (with its component, if any) for the context's thread.
 Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_view name, std::string_view component,
                         uint32_t static_shared_bytes) {
@@ -61,6 +74,7 @@ Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_
     std::from_chars(name.data() + 6, name.data() + name.size(), index);
     return builder.CreateLoad(u32, builder.CreateConstGEP1_64(u32, environment, index));
   }
+  if (name == "globaltimer") return global_timer(builder);
   if (name == "dynamic_smem_size") return frame_field(builder, context, offsetof(BlockFrame, dynamic_shared_bytes), u32);
   if (name == "total_smem_size") {
     Value* dynamic = frame_field(builder, context, offsetof(BlockFrame, dynamic_shared_bytes), u32);
