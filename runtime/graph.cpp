@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+
 namespace xcuda::runtime {
 
 HandleRegistry<Graph>& live_graphs() {
@@ -20,6 +21,34 @@ HandleRegistry<Node>& live_graph_nodes() {
 HandleRegistry<GraphExec>& live_graph_execs() {
   static auto& registry = *new HandleRegistry<GraphExec>;
   return registry;
+}
+
+HandleRegistry<ConditionalHandle>& live_conditional_handles() {
+  static auto& registry = *new HandleRegistry<ConditionalHandle>;
+  return registry;
+}
+
+HandleRegistry<UserObject>& live_user_objects() {
+  static auto& registry = *new HandleRegistry<UserObject>;
+  return registry;
+}
+
+ConditionalHandle::~ConditionalHandle() { live_conditional_handles().remove(this); }
+
+UserObject::UserObject(void* pointer, void (*destroy)(void*), unsigned references)
+    : pointer_(pointer), destroy_(destroy), references_(references) {
+  live_user_objects().add(this);
+}
+
+void UserObject::retain(unsigned count) {
+  references_.fetch_add(count, std::memory_order_relaxed);
+}
+
+void UserObject::release(unsigned count) {
+  if (references_.fetch_sub(count, std::memory_order_acq_rel) != count) return;
+  live_user_objects().remove(this);
+  destroy_(pointer_);
+  delete this;
 }
 
 Node::Node(Graph& graph, NodeKind kind, NodeWork work, std::any parameters)
@@ -40,8 +69,15 @@ void Node::set_child(std::unique_ptr<Graph> child) {
   if (child_) child_->owner_ = this;
 }
 
+Graph& Node::add_body(std::unique_ptr<Graph> body) {
+  body->owner_ = this;
+  body_array_.push_back(body.get());
+  bodies_.push_back(std::move(body));
+  return *bodies_.back();
+}
+
 void Node::enqueue(Stream& stream) const {
-  if (work_) work_(stream);
+  if (work_ && enabled_) work_(stream);
 }
 
 Graph::Graph() { live_graphs().add(this); }
@@ -49,6 +85,51 @@ Graph::Graph() { live_graphs().add(this); }
 Graph::~Graph() {
   live_graphs().remove(this);
   for (const auto& node : nodes_) live_graph_nodes().remove(node.get());
+  for (auto [object, count] : user_objects_) object->release(count);
+}
+
+bool Graph::has_memory_nodes() const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [](const auto& node) {
+    return node->kind() == NodeKind::memory_allocation || node->kind() == NodeKind::memory_free;
+  });
+}
+
+ConditionalHandle& Graph::add_conditional_handle(uint32_t default_value, bool assign_default) {
+  auto handle = std::make_shared<ConditionalHandle>();
+  handle->default_value = default_value;
+  handle->assign_default = assign_default;
+  handle->value = assign_default ? default_value : 0;
+  conditional_handles_.push_back(handle);
+  live_conditional_handles().add(handle.get());
+  return *handle;
+}
+
+std::shared_ptr<ConditionalHandle> Graph::conditional_handle(
+    const ConditionalHandle* handle) const {
+  for (const Graph* graph = this; graph; graph = graph->owner_ ? &graph->owner_->graph() : nullptr)
+    for (const auto& known : graph->conditional_handles_)
+      if (known.get() == handle) return known;
+  return nullptr;
+}
+
+bool Graph::knows_conditional_handle(const ConditionalHandle* handle) const {
+  return conditional_handle(handle) != nullptr;
+}
+
+void Graph::retain_user_object(UserObject& object, unsigned count, bool move) {
+  if (!move) object.retain(count);
+  user_objects_[&object] += count;
+}
+
+Status Graph::release_user_object(UserObject& object, unsigned count) {
+  auto found = user_objects_.find(&object);
+  if (found == user_objects_.end() || found->second < count)
+    return make_error(ErrorCode::invalid_value,
+                      fmt::format("the graph holds {} references to the user object, not {}",
+                                  found == user_objects_.end() ? 0 : found->second, count));
+  if ((found->second -= count) == 0) user_objects_.erase(found);
+  object.release(count);
+  return {};
 }
 
 Node& Graph::add(NodeKind kind, NodeWork work, std::any parameters,
@@ -132,9 +213,12 @@ Expected<std::vector<Node*>> Graph::topological_order() const {
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto copy = std::make_unique<Graph>();
+  copy->conditional_handles_ = conditional_handles_;
+  for (auto [object, count] : user_objects_) copy->retain_user_object(*object, count, false);
   for (const auto& node : nodes_) {
     Node& cloned = copy->add(node->kind_, node->work_, node->parameters_, {});
     if (node->child_) cloned.set_child(node->child_->clone());
+    for (const auto& body : node->bodies_) cloned.add_body(body->clone());
     copy->clones_[node.get()] = &cloned;
   }
   for (const auto& node : nodes_)
@@ -158,9 +242,12 @@ std::string Graph::dot(const std::function<std::string(const Node&)>& describe) 
       size_t number = index.size();
       index[node.get()] = number;
       text += fmt::format("{}node{} [label=\"{}\"];\n", indent, number, describe(*node));
-      if (node->child_) {
-        text += fmt::format("{}subgraph cluster_{} {{\n", indent, number);
-        emit(*node->child_, depth + 1);
+      std::vector<const Graph*> inner;
+      if (node->child_) inner.push_back(node->child_.get());
+      for (const auto& body : node->bodies_) inner.push_back(body.get());
+      for (size_t which = 0; which < inner.size(); ++which) {
+        text += fmt::format("{}subgraph cluster_{}_{} {{\n", indent, number, which);
+        emit(*inner[which], depth + 1);
         text += indent + "}\n";
       }
     }
@@ -175,44 +262,133 @@ std::string Graph::dot(const std::function<std::string(const Node&)>& describe) 
   return text;
 }
 
-namespace {
+// How an executable graph runs: its nodes in order, child graphs' nodes inlined. A conditional
+// node cannot be decided before the stream reaches it, so it becomes a host function that runs
+// the plan of the body its condition picks on a stream of its own and waits for it, holding
+// back the launching stream meanwhile.
+struct GraphExec::Plan {
+  struct Step {
+    Node* node;
+    std::vector<std::unique_ptr<Plan>> bodies;  // of a conditional node
+    std::unique_ptr<Stream> body_stream;        // of a conditional node
+    const Conditional* conditional = nullptr;
+  };
+  std::vector<Step> steps;
 
-// The executable order: the graph's topological order with each child graph's nodes in place
-// of the node embedding it.
-Status flatten(const Graph& graph, std::vector<Node*>& order) {
+  static Status build(const Graph& graph, Context& context, Plan& plan,
+                      std::vector<ConditionalHandle*>& defaults);
+  void enqueue(Stream& stream) const;
+  static void run_conditional(void* step);
+};
+
+Status GraphExec::Plan::build(const Graph& graph, Context& context, Plan& plan,
+                              std::vector<ConditionalHandle*>& defaults) {
   auto sorted = graph.topological_order();
   if (!sorted) return sorted.error();
   for (Node* node : *sorted) {
     if (node->child()) {
-      if (Status inner = flatten(*node->child(), order); !inner) return inner;
-    } else {
-      order.push_back(node);
+      if (Status inner = build(*node->child(), context, plan, defaults); !inner) return inner;
+      continue;
     }
+    Step step{node, {}, nullptr};
+    if (node->kind() == NodeKind::conditional) {
+      step.conditional = std::any_cast<Conditional>(&node->parameters());
+      if (step.conditional->handle->assign_default)
+        defaults.push_back(step.conditional->handle.get());
+      for (const auto& body : node->bodies()) {
+        step.bodies.push_back(std::make_unique<Plan>());
+        if (Status inner = build(*body, context, *step.bodies.back(), defaults); !inner)
+          return inner;
+      }
+      auto queue = backend().create_queue(context.device());
+      if (!queue)
+        return make_error(ErrorCode::invalid_context, "the backend has no queue for the device");
+      step.body_stream = std::make_unique<Stream>(context, std::move(queue), false, 0);
+    }
+    plan.steps.push_back(std::move(step));
   }
   return {};
 }
 
-}  // namespace
+void GraphExec::Plan::enqueue(Stream& stream) const {
+  for (const Step& step : steps) {
+    if (step.conditional)
+      stream.queue().host_function(run_conditional, const_cast<Step*>(&step));
+    else
+      step.node->enqueue(stream);
+  }
+}
 
-GraphExec::GraphExec(std::unique_ptr<Graph> graph, std::vector<Node*> order, Context& context,
-                     uint64_t flags)
+void GraphExec::Plan::run_conditional(void* data) {
+  const Step& step = *static_cast<const Step*>(data);
+  const Conditional& conditional = *step.conditional;
+  for (;;) {
+    uint32_t value = conditional.handle->value.load(std::memory_order_acquire);
+    const Plan* body = nullptr;
+    if (conditional.kind == ConditionalKind::switch_on)
+      body = value < step.bodies.size() ? step.bodies[value].get() : nullptr;
+    else if (value != 0)
+      body = step.bodies.front().get();
+    else if (conditional.kind == ConditionalKind::if_then && step.bodies.size() == 2)
+      body = step.bodies[1].get();
+    if (!body) return;
+    body->enqueue(*step.body_stream);
+    if (Status finished = step.body_stream->queue().synchronize(); !finished) {
+      step.body_stream->context().record_fault(finished.error());
+      return;
+    }
+    if (conditional.kind != ConditionalKind::while_loop) return;
+  }
+}
+
+GraphExec::GraphExec(std::shared_ptr<Graph> graph, std::unique_ptr<Plan> plan,
+                     Context& context, uint64_t flags)
     : graph_(std::move(graph)),
-      order_(std::move(order)),
+      plan_(std::move(plan)),
       context_(context),
       flags_(flags),
-      previous_launch_(context, false) {}
+      previous_launch_(context, false),
+      instantiation_(std::make_shared<int>()) {}
 
-Expected<std::unique_ptr<GraphExec>> GraphExec::instantiate(const Graph& graph, Context& context,
+Expected<std::unique_ptr<GraphExec>> GraphExec::instantiate(Graph& graph, Context& context,
                                                             uint64_t flags) {
-  auto copy = graph.clone();
-  std::vector<Node*> order;
-  if (Status flattened = flatten(*copy, order); !flattened) return flattened.error();
-  return std::unique_ptr<GraphExec>(new GraphExec(std::move(copy), std::move(order), context, flags));
+  std::shared_ptr<Graph> copy = graph.clone();
+  auto plan = std::make_unique<Plan>();
+  std::vector<ConditionalHandle*> defaults;
+  if (Status built = Plan::build(*copy, context, *plan, defaults); !built) return built.error();
+  std::unique_ptr<GraphExec> exec(new GraphExec(std::move(copy), std::move(plan), context, flags));
+  exec->defaults_ = std::move(defaults);
+  graph.set_instantiation(exec->instantiation_);
+  return exec;
 }
+
+namespace {
+
+// What a launch keeps alive until the stream has run it.
+struct LaunchHold {
+  std::shared_ptr<Graph> graph;
+  std::shared_ptr<const void> plan;
+};
+
+}  // namespace
 
 void GraphExec::launch(Stream& stream) {
   previous_launch_.make_stream_wait(stream);
-  for (Node* node : order_) node->enqueue(stream);
+  if (!defaults_.empty()) {
+    auto* handles = new std::vector<ConditionalHandle*>(defaults_);
+    stream.queue().host_function(
+        [](void* data) {
+          std::unique_ptr<std::vector<ConditionalHandle*>> handles(
+              static_cast<std::vector<ConditionalHandle*>*>(data));
+          for (ConditionalHandle* handle : *handles)
+            handle->value.store(handle->default_value, std::memory_order_release);
+        },
+        handles);
+  }
+  plan_->enqueue(stream);
+  stream.queue().host_function(
+      [](void* data) { delete static_cast<LaunchHold*>(data); },
+      new LaunchHold{graph_, plan_});
   previous_launch_.record(stream);
 }
 
@@ -253,6 +429,20 @@ std::optional<UpdateFailure> compare(const Graph& current, const Graph& replacem
                            fmt::format("kernel node {} runs a function it may not change to", i)};
     if (old_node.child())
       if (auto inner = compare(*old_node.child(), *new_node.child(), compatible)) return inner;
+    if (old_node.kind() == NodeKind::conditional) {
+      const auto& old_conditional = std::any_cast<const Conditional&>(old_node.parameters());
+      const auto& new_conditional = std::any_cast<const Conditional&>(new_node.parameters());
+      if (old_conditional.handle != new_conditional.handle ||
+          old_conditional.kind != new_conditional.kind)
+        return UpdateFailure{UpdateFailure::Reason::parameters_changed, &new_node,
+                             fmt::format("conditional node {} changed its handle or type", i)};
+      if (old_node.bodies().size() != new_node.bodies().size())
+        return UpdateFailure{UpdateFailure::Reason::topology_changed, &new_node,
+                             fmt::format("conditional node {} changed its number of bodies", i)};
+      for (size_t body = 0; body < old_node.bodies().size(); ++body)
+        if (auto inner = compare(*old_node.bodies()[body], *new_node.bodies()[body], compatible))
+          return inner;
+    }
   }
   return std::nullopt;
 }
@@ -261,6 +451,13 @@ void take_parameters(const Graph& current, const Graph& replacement) {
   for (size_t i = 0; i < current.nodes().size(); ++i) {
     Node& target = *current.nodes()[i];
     const Node& source = *replacement.nodes()[i];
+    // The executable plan points into a conditional node's parameters, which compare() found
+    // equal: only its bodies change.
+    if (target.kind() == NodeKind::conditional) {
+      for (size_t body = 0; body < target.bodies().size(); ++body)
+        take_parameters(*target.bodies()[body], *source.bodies()[body]);
+      continue;
+    }
     if (target.child()) {
       take_parameters(*target.child(), *source.child());
     } else {

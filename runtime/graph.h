@@ -9,6 +9,7 @@
 #pragma once
 
 #include <any>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,7 +29,54 @@ namespace xcuda::runtime {
 class Graph;
 
 // The node types of CUgraphNodeType that xcuda builds.
-enum class NodeKind { kernel, memcpy, memset, host, child_graph, empty, event_wait, event_record };
+enum class NodeKind {
+  kernel,
+  memcpy,
+  memset,
+  host,
+  child_graph,
+  empty,
+  event_wait,
+  event_record,
+  memory_allocation,
+  memory_free,
+  conditional,
+};
+
+// The condition of conditional nodes (cuGraphConditionalHandleCreate). The graph and every copy
+// made of it (clones, executable graphs) share one value, so two executable graphs of one graph
+// running at once share it too.
+struct ConditionalHandle {
+  ~ConditionalHandle();  // leaves live_conditional_handles()
+  uint32_t default_value = 0;
+  bool assign_default = false;  // CU_GRAPH_COND_ASSIGN_DEFAULT: reset at every launch
+  std::atomic<uint32_t> value{0};
+};
+
+// CUgraphConditionalNodeType, in its order.
+enum class ConditionalKind { if_then, while_loop, switch_on };
+
+// A conditional node's parameters: at run time, when the stream reaches the node, `if_then`
+// runs its first body when the value is not 0 (and a second body, if there is one, when it is
+// 0), `while_loop` runs its body for as long as the value is not 0, `switch_on` runs body
+// number `value` if there is one.
+struct Conditional {
+  std::shared_ptr<ConditionalHandle> handle;
+  ConditionalKind kind = ConditionalKind::if_then;
+};
+
+// References to a CUuserObject: the destructor runs where the last one is released.
+class UserObject {
+ public:
+  UserObject(void* pointer, void (*destroy)(void*), unsigned references);
+  void retain(unsigned count);
+  void release(unsigned count);
+
+ private:
+  void* pointer_;
+  void (*destroy_)(void*);
+  std::atomic<uint64_t> references_;
+};
 
 // Enqueues a node's work on the stream running the graph. Runs once per launch, so it must
 // leave what it holds intact.
@@ -47,7 +95,15 @@ class Node {
   // Child-graph nodes embed their own copy of the graph they were given.
   Graph* child() const { return child_.get(); }
   void set_child(std::unique_ptr<Graph> child);
+  // A conditional node's bodies, which the node owns: the graphs cuGraphAddNode hands out, in
+  // an array of its own.
+  const std::vector<std::unique_ptr<Graph>>& bodies() const { return bodies_; }
+  Graph* const* body_array() const { return body_array_.data(); }
+  Graph& add_body(std::unique_ptr<Graph> body);
+  // Enqueues the node's work, unless it was disabled (cuGraphNodeSetEnabled).
   void enqueue(Stream& stream) const;
+  bool enabled() const { return enabled_; }
+  void set_enabled(bool enabled) { enabled_ = enabled; }
 
   // In the order the edges were added, as cuGraphNodeGetDependencies reports them.
   const std::vector<Node*>& dependencies() const { return dependencies_; }
@@ -60,6 +116,9 @@ class Node {
   NodeWork work_;
   std::any parameters_;
   std::unique_ptr<Graph> child_;
+  std::vector<std::unique_ptr<Graph>> bodies_;
+  std::vector<Graph*> body_array_;
+  bool enabled_ = true;
   std::vector<Node*> dependencies_;
   std::vector<Node*> dependents_;
 };
@@ -91,8 +150,29 @@ class Graph {
   std::unique_ptr<Graph> clone() const;
   Node* find_clone(const Node& original) const;
 
-  // The child-graph node embedding this graph, or nullptr for a graph of its own.
+  // The child-graph or conditional node embedding this graph, or nullptr for a graph of its
+  // own.
   Node* owner() const { return owner_; }
+  // Holds a node of a kind whose graphs the driver restricts (cannot be cloned, embedded or
+  // instantiated twice at once): memory allocation and free nodes.
+  bool has_memory_nodes() const;
+
+  // Conditional handles made for this graph: they live as long as it, or a node using them.
+  ConditionalHandle& add_conditional_handle(uint32_t default_value, bool assign_default);
+  // Whether `handle` was made for this graph or a graph embedding it.
+  bool knows_conditional_handle(const ConditionalHandle* handle) const;
+  std::shared_ptr<ConditionalHandle> conditional_handle(const ConditionalHandle* handle) const;
+
+  // References this graph holds on user objects (cuGraphRetainUserObject), released when the
+  // graph is destroyed. Clones and executable graphs hold their own.
+  void retain_user_object(UserObject& object, unsigned count, bool move);
+  // invalid_value when the graph holds fewer than `count`.
+  Status release_user_object(UserObject& object, unsigned count);
+
+  // An executable graph exists for this graph (the driver allows one at a time for graphs with
+  // memory nodes): a token the executable graph owns.
+  bool has_live_instantiation() const { return !instantiation_.expired(); }
+  void set_instantiation(const std::shared_ptr<const void>& token) { instantiation_ = token; }
 
   // Graphviz text describing the graph, for cuGraphDebugDotPrint. `describe` labels a node.
   std::string dot(const std::function<std::string(const Node&)>& describe) const;
@@ -102,11 +182,19 @@ class Graph {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::unordered_map<const Node*, Node*> clones_;  // original node -> node of this copy
   Node* owner_ = nullptr;
+  std::vector<std::shared_ptr<ConditionalHandle>> conditional_handles_;
+  std::unordered_map<UserObject*, unsigned> user_objects_;
+  std::weak_ptr<const void> instantiation_;
 };
 
 // What cuGraphExecUpdate reports when the graphs differ in shape.
 struct UpdateFailure {
-  enum class Reason { topology_changed, node_type_changed, function_changed } reason;
+  enum class Reason {
+    topology_changed,
+    node_type_changed,
+    function_changed,
+    parameters_changed,  // a conditional node's handle or kind
+  } reason;
   const Node* node;  // the node of the new graph where the difference was found
   std::string message;
 };
@@ -117,7 +205,8 @@ using KernelCompatibility = std::function<bool(const Node& current, const Node& 
 class GraphExec {
  public:
   // invalid_value when the graph has a cycle.
-  static Expected<std::unique_ptr<GraphExec>> instantiate(const Graph& graph, Context& context,
+  // Takes a copy of `graph`, which remembers that it was instantiated.
+  static Expected<std::unique_ptr<GraphExec>> instantiate(Graph& graph, Context& context,
                                                           uint64_t flags);
 
   Context& context() const { return context_; }
@@ -125,6 +214,7 @@ class GraphExec {
   // The executable copy, with every update applied.
   const Graph& graph() const { return *graph_; }
   // Enqueues every node on `stream`, after the previous launch of this graph has finished.
+  // The copy lives until the launch has finished, even if this is destroyed first.
   void launch(Stream& stream);
   // The executable copy of `original`, a node of the graph this was instantiated from.
   Node* find(const Node& original) const;
@@ -133,18 +223,25 @@ class GraphExec {
   std::optional<UpdateFailure> update(const Graph& graph, const KernelCompatibility& compatible);
 
  private:
-  GraphExec(std::unique_ptr<Graph> graph, std::vector<Node*> order, Context& context,
+  struct Plan;
+  GraphExec(std::shared_ptr<Graph> graph, std::unique_ptr<Plan> plan, Context& context,
             uint64_t flags);
 
-  std::unique_ptr<Graph> graph_;
-  std::vector<Node*> order_;  // child graphs' nodes inlined
+  std::shared_ptr<Graph> graph_;
+  // The order nodes run in, child graphs' nodes inlined, with what conditional nodes need.
+  std::shared_ptr<Plan> plan_;
+  // Conditional handles set to their default value at the start of every launch.
+  std::vector<ConditionalHandle*> defaults_;
   Context& context_;
   uint64_t flags_;
   Event previous_launch_;
+  std::shared_ptr<const void> instantiation_;  // see Graph::set_instantiation
 };
 
 HandleRegistry<Graph>& live_graphs();
 HandleRegistry<Node>& live_graph_nodes();
 HandleRegistry<GraphExec>& live_graph_execs();
+HandleRegistry<ConditionalHandle>& live_conditional_handles();
+HandleRegistry<UserObject>& live_user_objects();
 
 }  // namespace xcuda::runtime

@@ -13,7 +13,9 @@
 #include "src/launch.h"
 #include "src/memory.h"
 
+#include "runtime/backend.h"
 #include "runtime/event.h"
+#include "runtime/graph_memory.h"
 #include "runtime/library.h"
 #include "runtime/module.h"
 #include "runtime/strided_copy.h"
@@ -62,6 +64,18 @@ SharedLaunch make_launch(CUfunction handle, runtime::Function& function,
     launch->arguments.push_back(launch->parameters.data() + parameter.offset);
   return launch;
 }
+
+// A memory allocation node's parameters: what the caller gave, with the access descriptors
+// copied, and the memory reserved for it.
+struct MemoryAllocationNode {
+  CUDA_MEM_ALLOC_NODE_PARAMS described;
+  std::vector<CUmemAccessDesc> access;
+  std::shared_ptr<runtime::GraphAllocation> allocation;
+};
+
+struct MemoryFreeNode {
+  std::shared_ptr<runtime::GraphAllocation> allocation;
+};
 
 runtime::NodeWork kernel_work(SharedLaunch launch) {
   return [launch](Stream& stream) {
@@ -282,6 +296,8 @@ CUresult change_dependencies(const char* function, CUgraph handle, const CUgraph
   if (CUresult status = api::check_edge_data(function, edge_data, count); status != CUDA_SUCCESS)
     return status;
   Graph& graph = *as_graph(handle);
+  XCUDA_MEMORY_REQUIRE(add || !graph.has_memory_nodes(), CUDA_ERROR_NOT_SUPPORTED,
+                       "edges of a graph with memory allocation or free nodes cannot be removed");
   std::vector<Node*> sources, targets;
   if (CUresult status = api::check_graph_nodes(function, from, count, graph, sources);
       status != CUDA_SUCCESS)
@@ -317,10 +333,15 @@ CUresult instantiate(const char* function, CUgraphExec* result, CUgraph handle, 
                 "unknown flags");
   XCUDA_MEMORY_REQUIRE(!(flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH), CUDA_ERROR_NOT_SUPPORTED,
                 "graphs launched from the device are not supported");
+  Graph& graph = *as_graph(handle);
+  XCUDA_MEMORY_REQUIRE(!graph.has_memory_nodes() || !graph.has_live_instantiation(),
+                       CUDA_ERROR_INVALID_VALUE,
+                       "a graph with memory allocation or free nodes may have one executable "
+                       "graph at a time");
   CUresult status;
   runtime::Context* context = api::current_context(function, status);
   if (!context) return status;
-  auto exec = GraphExec::instantiate(*as_graph(handle), *context, flags);
+  auto exec = GraphExec::instantiate(graph, *context, flags);
   if (!exec) {
     if (outcome) *outcome = CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
     if (message) *message = exec.error().message;
@@ -355,6 +376,22 @@ CUresult instantiate_with_params(const char* function, CUgraphExec* result, CUgr
   return instantiate(function, result, graph, parameters->flags, &parameters->result_out, nullptr);
 }
 
+// The graph's allocations must have been freed since its last launch, or are freed now when it
+// was instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.
+CUresult free_before_launch(const char* function, const GraphExec& exec) {
+  for (const auto& node : exec.graph().nodes()) {
+    const auto* allocation = std::any_cast<MemoryAllocationNode>(&node->parameters());
+    if (!allocation || !allocation->allocation->allocated()) continue;
+    XCUDA_MEMORY_REQUIRE(exec.flags() & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
+                         CUDA_ERROR_INVALID_VALUE,
+                         fmt::format("the allocation at {:#x} from the graph's last launch is "
+                                     "not freed",
+                                     allocation->allocation->address()));
+    XCUDA_MEMORY_CHECK_STATUS(allocation->allocation->free());
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult launch(const char* function, CUgraphExec handle, CUstream stream_handle, bool per_thread,
                 bool upload_only) {
   XCUDA_MEMORY_REQUIRE(runtime::live_graph_execs().contains(handle), CUDA_ERROR_INVALID_VALUE,
@@ -365,6 +402,14 @@ CUresult launch(const char* function, CUgraphExec handle, CUstream stream_handle
   // The host device runs graphs from the process's memory: there is nothing to upload.
   if (upload_only) return CUDA_SUCCESS;
   GraphExec& exec = *as_exec(handle);
+  bool memory_nodes = exec.graph().has_memory_nodes();
+  XCUDA_MEMORY_REQUIRE(!memory_nodes || runtime::capture_info(*stream).status ==
+                                            runtime::CaptureStatus::none,
+                       CUDA_ERROR_NOT_SUPPORTED,
+                       "a graph with memory allocation or free nodes cannot become a child graph "
+                       "of a capture");
+  if (memory_nodes && (status = free_before_launch(function, exec)) != CUDA_SUCCESS)
+    return status;
   // Launched into a capture, the graph becomes a child graph node of the capture's graph.
   auto node = runtime::capture(*stream, NodeKind::child_graph, {}, {});
   if (!node) return api::fail(function, node.error());
@@ -386,6 +431,9 @@ std::string_view kind_name(NodeKind kind) {
     case NodeKind::empty: return "empty";
     case NodeKind::event_wait: return "event wait";
     case NodeKind::event_record: return "event record";
+    case NodeKind::memory_allocation: return "memory allocation";
+    case NodeKind::memory_free: return "memory free";
+    case NodeKind::conditional: return "conditional";
   }
   return "node";
 }
@@ -400,6 +448,9 @@ CUgraphNodeType node_type(NodeKind kind) {
     case NodeKind::empty: return CU_GRAPH_NODE_TYPE_EMPTY;
     case NodeKind::event_wait: return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
     case NodeKind::event_record: return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+    case NodeKind::memory_allocation: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    case NodeKind::memory_free: return CU_GRAPH_NODE_TYPE_MEM_FREE;
+    case NodeKind::conditional: return CU_GRAPH_NODE_TYPE_CONDITIONAL;
   }
   return CU_GRAPH_NODE_TYPE_EMPTY;
 }
@@ -438,6 +489,8 @@ CUresult exec_update(const char* function, CUgraphExec handle, CUgraph graph,
                     ? CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
                 : failure->reason == Reason::function_changed
                     ? CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
+                : failure->reason == Reason::parameters_changed
+                    ? CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
                     : CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
   info.errorNode = as_handle(const_cast<Node*>(failure->node));
   return api::fail(function, CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, failure->message);
@@ -541,9 +594,361 @@ CUresult add_event(const char* function, CUgraphNode* result, CUgraph graph,
   return add_node(function, result, graph, dependencies, count, kind, std::move(work), event);
 }
 
+CUresult check_device_number(const char* function, int device, const char* which) {
+  XCUDA_MEMORY_REQUIRE(device >= 0 && device < runtime::backend().device_count(),
+                       CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("{} names device {}, which does not exist", which, device));
+  return CUDA_SUCCESS;
+}
+
+CUresult check_allocation(const char* function, const CUDA_MEM_ALLOC_NODE_PARAMS& parameters) {
+  XCUDA_MEMORY_REQUIRE(parameters.bytesize > 0, CUDA_ERROR_INVALID_VALUE,
+                       "cannot allocate 0 bytes");
+  const CUmemPoolProps& pool = parameters.poolProps;
+  XCUDA_MEMORY_REQUIRE(pool.allocType == CU_MEM_ALLOCATION_TYPE_PINNED, CUDA_ERROR_INVALID_VALUE,
+                       "allocation type must be CU_MEM_ALLOCATION_TYPE_PINNED");
+  XCUDA_MEMORY_REQUIRE(pool.location.type == CU_MEM_LOCATION_TYPE_DEVICE,
+                       CUDA_ERROR_INVALID_VALUE, "graph memory lives on a device");
+  if (CUresult status = check_device_number(function, pool.location.id, "the location");
+      status != CUDA_SUCCESS)
+    return status;
+  XCUDA_MEMORY_REQUIRE(pool.handleTypes == CU_MEM_HANDLE_TYPE_NONE, CUDA_ERROR_NOT_SUPPORTED,
+                       "graph memory cannot be shared with other processes");
+  XCUDA_MEMORY_REQUIRE(parameters.accessDescCount == 0 || parameters.accessDescs,
+                       CUDA_ERROR_INVALID_VALUE, "the access descriptors are null");
+  for (size_t index = 0; index < parameters.accessDescCount; ++index) {
+    const CUmemAccessDesc& access = parameters.accessDescs[index];
+    XCUDA_MEMORY_REQUIRE(access.location.type == CU_MEM_LOCATION_TYPE_DEVICE,
+                         CUDA_ERROR_INVALID_VALUE, "access is granted to devices only");
+    if (CUresult status = check_device_number(function, access.location.id, "an access descriptor");
+        status != CUDA_SUCCESS)
+      return status;
+  }
+  return CUDA_SUCCESS;
+}
+
+// Memory nodes change what graphs may do (see Graph::has_memory_nodes); a conditional body or
+// an embedded child graph may not hold them.
+CUresult check_memory_node_graph(const char* function, CUgraph graph) {
+  XCUDA_MEMORY_REQUIRE(runtime::live_graphs().contains(graph), CUDA_ERROR_INVALID_VALUE,
+                       "not a live graph");
+  XCUDA_MEMORY_REQUIRE(!as_graph(graph)->owner(), CUDA_ERROR_NOT_SUPPORTED,
+                       "memory nodes cannot be added to a child graph or a conditional body");
+  return CUDA_SUCCESS;
+}
+
+runtime::NodeWork allocation_work(std::shared_ptr<runtime::GraphAllocation> allocation) {
+  // Launches check beforehand that the memory is free (free_before_launch).
+  return [allocation](Stream&) { (void)allocation->allocate(); };
+}
+
+runtime::NodeWork free_work(std::shared_ptr<runtime::GraphAllocation> allocation) {
+  return [allocation](Stream&) {
+    if (Status freed = allocation->free(); !freed)
+      runtime::logger().warn("graph memory free node: {}", freed.error().message);
+  };
+}
+
+CUresult reserve_graph_memory(const char* function, runtime::Context& context, size_t bytes,
+                              std::shared_ptr<runtime::GraphAllocation>& result) {
+  auto reserved = runtime::GraphAllocation::reserve(context, bytes);
+  if (!reserved) return api::fail(function, reserved.error());
+  result = std::move(*reserved);
+  return CUDA_SUCCESS;
+}
+
+CUresult add_memory_allocation(const char* function, CUgraphNode* result, CUgraph graph,
+                               const CUgraphNode* dependencies, size_t count,
+                               CUDA_MEM_ALLOC_NODE_PARAMS* parameters) {
+  XCUDA_MEMORY_REQUIRE(parameters, CUDA_ERROR_INVALID_VALUE, "allocation parameters are null");
+  CUresult status;
+  if ((status = check_memory_node_graph(function, graph)) != CUDA_SUCCESS ||
+      (status = check_allocation(function, *parameters)) != CUDA_SUCCESS)
+    return status;
+  runtime::Context* context = api::current_context(function, status);
+  if (!context) return status;
+  MemoryAllocationNode node{*parameters,
+                            {parameters->accessDescs,
+                             parameters->accessDescs + parameters->accessDescCount},
+                            nullptr};
+  if ((status = reserve_graph_memory(function, *context, parameters->bytesize, node.allocation)) !=
+      CUDA_SUCCESS)
+    return status;
+  auto allocation = node.allocation;
+  node.described.dptr = allocation->address();
+  if ((status = add_node(function, result, graph, dependencies, count,
+                         NodeKind::memory_allocation, allocation_work(allocation), node)) !=
+      CUDA_SUCCESS)
+    return status;
+  allocation->owner = as_graph(graph);
+  parameters->dptr = allocation->address();
+  return CUDA_SUCCESS;
+}
+
+// The driver's rule for free nodes: once in the graph that allocates, or in other graphs.
+CUresult check_free(const char* function, const runtime::GraphAllocation& allocation,
+                    const Graph& graph) {
+  bool in_owner = allocation.owner == &graph;
+  XCUDA_MEMORY_REQUIRE(in_owner ? !allocation.freed_in_owner && !allocation.freed_elsewhere
+                                : !allocation.freed_in_owner,
+                       CUDA_ERROR_INVALID_VALUE,
+                       in_owner ? "the allocation already has a free node, or is freed by "
+                                  "another graph"
+                                : "the allocation is freed in the graph that allocates it");
+  return CUDA_SUCCESS;
+}
+
+void note_free(runtime::GraphAllocation& allocation, const Graph& graph) {
+  if (allocation.owner == &graph)
+    allocation.freed_in_owner = true;
+  else
+    allocation.freed_elsewhere = true;
+}
+
+CUresult add_memory_free(const char* function, CUgraphNode* result, CUgraph graph,
+                         const CUgraphNode* dependencies, size_t count, CUdeviceptr address) {
+  if (CUresult status = check_memory_node_graph(function, graph); status != CUDA_SUCCESS)
+    return status;
+  auto allocation = runtime::find_graph_allocation(address);
+  XCUDA_MEMORY_REQUIRE(allocation, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("{:#x} is not an address an allocation node returned", address));
+  if (CUresult status = check_free(function, *allocation, *as_graph(graph));
+      status != CUDA_SUCCESS)
+    return status;
+  if (CUresult status = add_node(function, result, graph, dependencies, count,
+                                 NodeKind::memory_free, free_work(allocation),
+                                 MemoryFreeNode{allocation});
+      status != CUDA_SUCCESS)
+    return status;
+  note_free(*allocation, *as_graph(graph));
+  return CUDA_SUCCESS;
+}
+
+constexpr unsigned known_conditional_flags = CU_GRAPH_COND_ASSIGN_DEFAULT;
+
+CUresult add_conditional(const char* function, CUgraphNode* result, CUgraph graph,
+                         const CUgraphNode* dependencies, size_t count,
+                         CUDA_CONDITIONAL_NODE_PARAMS& parameters) {
+  XCUDA_MEMORY_REQUIRE(runtime::live_graphs().contains(graph), CUDA_ERROR_INVALID_VALUE,
+                       "not a live graph");
+  auto* handle = reinterpret_cast<runtime::ConditionalHandle*>(parameters.handle);
+  XCUDA_MEMORY_REQUIRE(runtime::live_conditional_handles().contains(handle) &&
+                           as_graph(graph)->knows_conditional_handle(handle),
+                       CUDA_ERROR_INVALID_VALUE,
+                       "the handle was not made for this graph or a graph embedding it");
+  unsigned size = parameters.size;
+  switch (parameters.type) {
+    case CU_GRAPH_COND_TYPE_IF:
+      XCUDA_MEMORY_REQUIRE(size == 1 || size == 2, CUDA_ERROR_INVALID_VALUE,
+                           "an if node has one body, or two with an else branch");
+      break;
+    case CU_GRAPH_COND_TYPE_WHILE:
+      XCUDA_MEMORY_REQUIRE(size == 1, CUDA_ERROR_INVALID_VALUE, "a while node has one body");
+      break;
+    case CU_GRAPH_COND_TYPE_SWITCH:
+      XCUDA_MEMORY_REQUIRE(size >= 1, CUDA_ERROR_INVALID_VALUE,
+                           "a switch node has at least one body");
+      break;
+    default:
+      return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("unknown conditional node type {}", int(parameters.type)));
+  }
+  runtime::Conditional conditional{as_graph(graph)->conditional_handle(handle),
+                                   runtime::ConditionalKind(parameters.type)};
+  Node* node = nullptr;
+  if (CUresult status = add_node(function, result, graph, dependencies, count,
+                                 NodeKind::conditional, {}, conditional, &node);
+      status != CUDA_SUCCESS)
+    return status;
+  for (unsigned index = 0; index < size; ++index) node->add_body(std::make_unique<Graph>());
+  // The array is the node's, valid as long as the node, as the driver's is.
+  parameters.phGraph_out = reinterpret_cast<CUgraph*>(const_cast<Graph**>(node->body_array()));
+  return CUDA_SUCCESS;
+}
+
+// cuGraphAddNode: every node type through one tagged parameter block.
+CUresult add_any_node(const char* function, CUgraphNode* result, CUgraph graph,
+                      const CUgraphNode* dependencies, const CUgraphEdgeData* edge_data,
+                      size_t count, CUgraphNodeParams* parameters) {
+  XCUDA_MEMORY_REQUIRE(parameters, CUDA_ERROR_INVALID_VALUE, "node parameters are null");
+  if (CUresult status = api::check_edge_data(function, edge_data, count); status != CUDA_SUCCESS)
+    return status;
+  runtime::NodeWork work;
+  CUresult status = CUDA_SUCCESS;
+  switch (parameters->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      return add_kernel(function, result, graph, dependencies, count, &parameters->kernel);
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+      const CUDA_MEMCPY3D& copy = parameters->memcpy.copyParams;
+      if ((status = prepare_copy(function, &copy, parameters->memcpy.copyCtx, work)) !=
+          CUDA_SUCCESS)
+        return status;
+      return add_node(function, result, graph, dependencies, count, NodeKind::memcpy,
+                      std::move(work), copy);
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const CUDA_MEMSET_NODE_PARAMS_v2& given = parameters->memset;
+      CUDA_MEMSET_NODE_PARAMS fill{given.dst,         given.pitch, given.value,
+                                   given.elementSize, given.width, given.height};
+      if ((status = prepare_fill(function, &fill, given.ctx, work)) != CUDA_SUCCESS) return status;
+      return add_node(function, result, graph, dependencies, count, NodeKind::memset,
+                      std::move(work), fill);
+    }
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      CUDA_HOST_NODE_PARAMS host{parameters->host.fn, parameters->host.userData};
+      if ((status = prepare_host(function, &host, work)) != CUDA_SUCCESS) return status;
+      return add_node(function, result, graph, dependencies, count, NodeKind::host,
+                      std::move(work), host);
+    }
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      XCUDA_MEMORY_REQUIRE(parameters->graph.ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE,
+                           CUDA_ERROR_NOT_SUPPORTED,
+                           "child graph nodes that take ownership of their graph are not "
+                           "supported");
+      return cuGraphAddChildGraphNode(result, graph, dependencies, count, parameters->graph.graph);
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      return add_node(function, result, graph, dependencies, count, NodeKind::empty, {}, {});
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      return add_event(function, result, graph, dependencies, count, NodeKind::event_wait,
+                       parameters->eventWait.event);
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      return add_event(function, result, graph, dependencies, count, NodeKind::event_record,
+                       parameters->eventRecord.event);
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+      // The two versions of the allocation parameters have one layout.
+      static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS_v2) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS));
+      return add_memory_allocation(
+          function, result, graph, dependencies, count,
+          reinterpret_cast<CUDA_MEM_ALLOC_NODE_PARAMS*>(&parameters->alloc));
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      return add_memory_free(function, result, graph, dependencies, count,
+                             parameters->free.dptr);
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      return add_conditional(function, result, graph, dependencies, count,
+                             parameters->conditional);
+    default:
+      return api::fail(function, CUDA_ERROR_NOT_SUPPORTED,
+                       fmt::format("nodes of type {} are not supported",
+                                   static_cast<int>(parameters->type)));
+  }
+}
+
+// cuGraphNodeSetParams and cuGraphExecNodeSetParams (with `exec`): the kinds whose parameters
+// have setters of their own.
+CUresult set_any_node(const char* function, CUgraphExec exec, CUgraphNode node,
+                      CUgraphNodeParams* parameters) {
+  XCUDA_MEMORY_REQUIRE(parameters, CUDA_ERROR_INVALID_VALUE, "node parameters are null");
+  XCUDA_MEMORY_REQUIRE(runtime::live_graph_nodes().contains(node), CUDA_ERROR_INVALID_VALUE,
+                       "not a live graph node");
+  XCUDA_MEMORY_REQUIRE(node_type(as_node(node)->kind()) == parameters->type,
+                       CUDA_ERROR_INVALID_VALUE, "the parameters are for another node type");
+  switch (parameters->type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL: return kernel_set(function, exec, node, &parameters->kernel);
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      return set_copy(function, exec, node, &parameters->memcpy.copyParams,
+                      parameters->memcpy.copyCtx);
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      const CUDA_MEMSET_NODE_PARAMS_v2& given = parameters->memset;
+      CUDA_MEMSET_NODE_PARAMS fill{given.dst,         given.pitch, given.value,
+                                   given.elementSize, given.width, given.height};
+      return set_fill(function, exec, node, &fill, given.ctx);
+    }
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      CUDA_HOST_NODE_PARAMS host{parameters->host.fn, parameters->host.userData};
+      return set_host(function, exec, node, &host);
+    }
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      return set_event(function, exec, node, NodeKind::event_wait, parameters->eventWait.event);
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      return set_event(function, exec, node, NodeKind::event_record,
+                       parameters->eventRecord.event);
+    case CU_GRAPH_NODE_TYPE_EMPTY: return CUDA_SUCCESS;
+    default:
+      return api::fail(function, CUDA_ERROR_NOT_SUPPORTED,
+                       fmt::format("changing the parameters of nodes of type {} is not supported",
+                                   static_cast<int>(parameters->type)));
+  }
+}
+
+// The executable graph's copy of `handle`, which must be one of the kinds that can be disabled.
+CUresult switchable_node(const char* function, CUgraphExec exec, CUgraphNode handle,
+                         Node*& result) {
+  XCUDA_MEMORY_REQUIRE(runtime::live_graph_nodes().contains(handle), CUDA_ERROR_INVALID_VALUE,
+                       "not a live graph node");
+  NodeKind kind = as_node(handle)->kind();
+  XCUDA_MEMORY_REQUIRE(
+      kind == NodeKind::kernel || kind == NodeKind::memcpy || kind == NodeKind::memset,
+      CUDA_ERROR_INVALID_VALUE, "only kernel, memcpy and memset nodes can be disabled");
+  return exec_node(function, exec, handle, kind, result);
+}
+
+runtime::UserObject* as_user_object(CUuserObject handle) {
+  return reinterpret_cast<runtime::UserObject*>(handle);
+}
+
 }  // namespace
 
 namespace xcuda::api {
+
+CUresult capture_allocation(const char* function, Stream& stream, size_t bytes,
+                            CUdeviceptr* result, bool& captured) {
+  captured = false;
+  if (!runtime::capture_in_progress() ||
+      runtime::capture_info(stream).status == runtime::CaptureStatus::none)
+    return CUDA_SUCCESS;
+  MemoryAllocationNode node{};
+  node.described.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  node.described.poolProps.location = {CU_MEM_LOCATION_TYPE_DEVICE, stream.context().device()};
+  node.described.bytesize = bytes;
+  if (CUresult status = reserve_graph_memory(function, stream.context(), bytes, node.allocation);
+      status != CUDA_SUCCESS)
+    return status;
+  auto allocation = node.allocation;
+  node.described.dptr = allocation->address();
+  auto created =
+      runtime::capture(stream, NodeKind::memory_allocation, allocation_work(allocation), node);
+  if (!created) return fail(function, created.error());
+  allocation->owner = &(*created)->graph();
+  *result = allocation->address();
+  captured = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult capture_free(const char* function, Stream& stream, CUdeviceptr address,
+                      bool& captured) {
+  captured = false;
+  if (!runtime::capture_in_progress()) return CUDA_SUCCESS;
+  runtime::CaptureInfo info = runtime::capture_info(stream);
+  if (info.status == runtime::CaptureStatus::none) return CUDA_SUCCESS;
+  auto allocation = runtime::find_graph_allocation(address);
+  XCUDA_MEMORY_REQUIRE(allocation, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("{:#x} is not graph memory: only memory a graph allocates "
+                                   "can be freed in a capture",
+                                   address));
+  if (CUresult status = check_free(function, *allocation, *info.graph); status != CUDA_SUCCESS)
+    return status;
+  auto created = runtime::capture(stream, NodeKind::memory_free, free_work(allocation),
+                                  MemoryFreeNode{allocation});
+  if (!created) return fail(function, created.error());
+  note_free(*allocation, *info.graph);
+  captured = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult free_graph_memory(const char* function, CUdeviceptr address, Stream* stream,
+                           bool& handled) {
+  auto allocation = runtime::find_graph_allocation(address);
+  handled = allocation != nullptr;
+  if (!allocation) return CUDA_SUCCESS;
+  XCUDA_MEMORY_CHECK_STATUS(allocation->free());
+  // The memory stays reserved until the stream has run the work queued before the free.
+  if (stream)
+    stream->order_for_new_work().host_function(
+        [](void* data) { delete static_cast<std::shared_ptr<runtime::GraphAllocation>*>(data); },
+        new std::shared_ptr<runtime::GraphAllocation>(std::move(allocation)));
+  return CUDA_SUCCESS;
+}
 
 CUresult check_graph_nodes(const char* function, const CUgraphNode* nodes, size_t count,
                            const Graph& graph, std::vector<Node*>& result) {
@@ -605,6 +1010,8 @@ XCUDA_EXPORT CUresult cuGraphClone(CUgraph* result, CUgraph original) {
   XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "graph output pointer is null");
   XCUDA_REQUIRE(runtime::live_graphs().contains(original), CUDA_ERROR_INVALID_VALUE,
                 "not a live graph");
+  XCUDA_REQUIRE(!as_graph(original)->has_memory_nodes(), CUDA_ERROR_NOT_SUPPORTED,
+                "a graph with memory allocation or free nodes cannot be cloned");
   *result = as_handle(as_graph(original)->clone().release());
   return CUDA_SUCCESS;
 }
@@ -754,6 +1161,8 @@ XCUDA_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode* result, CUgraph grap
   XCUDA_REQUIRE(runtime::live_graphs().contains(child), CUDA_ERROR_INVALID_VALUE,
                 "the child graph is not a live graph");
   XCUDA_REQUIRE(child != graph, CUDA_ERROR_INVALID_VALUE, "a graph cannot contain itself");
+  XCUDA_REQUIRE(!as_graph(child)->has_memory_nodes(), CUDA_ERROR_NOT_SUPPORTED,
+                "a graph with memory allocation or free nodes cannot be a child graph");
   Node* node = nullptr;
   if (CUresult status = add_node(__func__, result, graph, dependencies, count,
                                  NodeKind::child_graph, {}, {}, &node);
@@ -813,6 +1222,8 @@ XCUDA_EXPORT CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* resu
 XCUDA_EXPORT CUresult cuGraphDestroyNode(CUgraphNode node) {
   XCUDA_REQUIRE(runtime::live_graph_nodes().contains(node), CUDA_ERROR_INVALID_VALUE,
                 "not a live graph node");
+  XCUDA_REQUIRE(!as_node(node)->graph().has_memory_nodes(), CUDA_ERROR_NOT_SUPPORTED,
+                "nodes of a graph with memory allocation or free nodes cannot be destroyed");
   as_node(node)->graph().destroy(*as_node(node));
   return CUDA_SUCCESS;
 }
@@ -947,5 +1358,140 @@ XCUDA_EXPORT CUresult cuGraphDebugDotPrint(CUgraph graph, const char* path, unsi
   XCUDA_REQUIRE(file, CUDA_ERROR_OPERATING_SYSTEM, fmt::format("cannot write {}", path));
   file << as_graph(graph)->dot(describe);
   XCUDA_REQUIRE(file.flush(), CUDA_ERROR_OPERATING_SYSTEM, fmt::format("cannot write {}", path));
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode* result, CUgraph graph,
+                                             const CUgraphNode* dependencies, size_t count,
+                                             CUDA_MEM_ALLOC_NODE_PARAMS* parameters) {
+  return add_memory_allocation(__func__, result, graph, dependencies, count, parameters);
+}
+XCUDA_EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode node,
+                                                   CUDA_MEM_ALLOC_NODE_PARAMS* result) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "parameters output pointer is null");
+  if (CUresult status = check_node(__func__, node, NodeKind::memory_allocation);
+      status != CUDA_SUCCESS)
+    return status;
+  const auto& allocation = std::any_cast<const MemoryAllocationNode&>(as_node(node)->parameters());
+  *result = allocation.described;
+  // The node owns the descriptors it reports, as the driver's does.
+  result->accessDescs = allocation.access.data();
+  result->accessDescCount = allocation.access.size();
+  return CUDA_SUCCESS;
+}
+XCUDA_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode* result, CUgraph graph,
+                                            const CUgraphNode* dependencies, size_t count,
+                                            CUdeviceptr address) {
+  return add_memory_free(__func__, result, graph, dependencies, count, address);
+}
+XCUDA_EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode node, CUdeviceptr* result) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "address output pointer is null");
+  if (CUresult status = check_node(__func__, node, NodeKind::memory_free); status != CUDA_SUCCESS)
+    return status;
+  *result = std::any_cast<const MemoryFreeNode&>(as_node(node)->parameters())
+                .allocation->address();
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* result,
+                                                     CUgraph graph, CUcontext context,
+                                                     unsigned int default_value,
+                                                     unsigned int flags) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "handle output pointer is null");
+  XCUDA_REQUIRE(runtime::live_graphs().contains(graph), CUDA_ERROR_INVALID_VALUE,
+                "not a live graph");
+  XCUDA_REQUIRE((flags & ~known_conditional_flags) == 0, CUDA_ERROR_INVALID_VALUE,
+                "unknown flags");
+  XCUDA_REQUIRE(!context || runtime::live_contexts().contains(context), CUDA_ERROR_INVALID_VALUE,
+                "not a live context");
+  runtime::ConditionalHandle& handle = as_graph(graph)->add_conditional_handle(
+      default_value, (flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0);
+  *result = reinterpret_cast<CUgraphConditionalHandle>(&handle);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuGraphAddNode(CUgraphNode* result, CUgraph graph,
+                                     const CUgraphNode* dependencies, size_t count,
+                                     CUgraphNodeParams* parameters) {
+  return add_any_node(__func__, result, graph, dependencies, nullptr, count, parameters);
+}
+XCUDA_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode* result, CUgraph graph,
+                                        const CUgraphNode* dependencies,
+                                        const CUgraphEdgeData* edge_data, size_t count,
+                                        CUgraphNodeParams* parameters) {
+  return add_any_node(__func__, result, graph, dependencies, edge_data, count, parameters);
+}
+
+XCUDA_EXPORT CUresult cuUserObjectCreate(CUuserObject* result, void* pointer, CUhostFn destroy,
+                                         unsigned int references, unsigned int flags) {
+  XCUDA_REQUIRE(result && destroy, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  XCUDA_REQUIRE(references > 0, CUDA_ERROR_INVALID_VALUE, "the initial count must not be 0");
+  // The driver asks callers to name the one flag it has, so that it may define others later.
+  XCUDA_REQUIRE(flags == CU_USER_OBJECT_NO_DESTRUCTOR_SYNC, CUDA_ERROR_INVALID_VALUE,
+                "flags must be CU_USER_OBJECT_NO_DESTRUCTOR_SYNC");
+  *result = reinterpret_cast<CUuserObject>(new runtime::UserObject(pointer, destroy, references));
+  return CUDA_SUCCESS;
+}
+XCUDA_EXPORT CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
+  XCUDA_REQUIRE(runtime::live_user_objects().contains(object), CUDA_ERROR_INVALID_VALUE,
+                "not a live user object");
+  XCUDA_REQUIRE(count > 0, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
+  as_user_object(object)->retain(count);
+  return CUDA_SUCCESS;
+}
+XCUDA_EXPORT CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
+  XCUDA_REQUIRE(runtime::live_user_objects().contains(object), CUDA_ERROR_INVALID_VALUE,
+                "not a live user object");
+  XCUDA_REQUIRE(count > 0, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
+  as_user_object(object)->release(count);
+  return CUDA_SUCCESS;
+}
+XCUDA_EXPORT CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object,
+                                              unsigned int count, unsigned int flags) {
+  XCUDA_REQUIRE(runtime::live_graphs().contains(graph), CUDA_ERROR_INVALID_VALUE,
+                "not a live graph");
+  XCUDA_REQUIRE(runtime::live_user_objects().contains(object), CUDA_ERROR_INVALID_VALUE,
+                "not a live user object");
+  XCUDA_REQUIRE(count > 0, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
+  XCUDA_REQUIRE((flags & ~CU_GRAPH_USER_OBJECT_MOVE) == 0, CUDA_ERROR_INVALID_VALUE,
+                "unknown flags");
+  as_graph(graph)->retain_user_object(*as_user_object(object), count,
+                                      (flags & CU_GRAPH_USER_OBJECT_MOVE) != 0);
+  return CUDA_SUCCESS;
+}
+XCUDA_EXPORT CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object,
+                                               unsigned int count) {
+  XCUDA_REQUIRE(runtime::live_graphs().contains(graph), CUDA_ERROR_INVALID_VALUE,
+                "not a live graph");
+  XCUDA_REQUIRE(runtime::live_user_objects().contains(object), CUDA_ERROR_INVALID_VALUE,
+                "not a live user object");
+  XCUDA_REQUIRE(count > 0, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
+  XCUDA_CHECK_STATUS(as_graph(graph)->release_user_object(*as_user_object(object), count));
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuGraphNodeSetParams(CUgraphNode node, CUgraphNodeParams* parameters) {
+  return set_any_node(__func__, nullptr, node, parameters);
+}
+XCUDA_EXPORT CUresult cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                               CUgraphNodeParams* parameters) {
+  return set_any_node(__func__, exec, node, parameters);
+}
+
+XCUDA_EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec exec, CUgraphNode node,
+                                            unsigned int enabled) {
+  Node* target = nullptr;
+  if (CUresult status = switchable_node(__func__, exec, node, target); status != CUDA_SUCCESS)
+    return status;
+  target->set_enabled(enabled != 0);
+  return CUDA_SUCCESS;
+}
+XCUDA_EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node,
+                                            unsigned int* enabled) {
+  XCUDA_REQUIRE(enabled, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  Node* target = nullptr;
+  if (CUresult status = switchable_node(__func__, exec, node, target); status != CUDA_SUCCESS)
+    return status;
+  *enabled = target->enabled() ? 1 : 0;
   return CUDA_SUCCESS;
 }

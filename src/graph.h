@@ -24,6 +24,16 @@ CUresult capture_launch(const char* entry_point, runtime::Stream& stream, CUfunc
                         runtime::Function& function, runtime::LoadedKernel& kernel,
                         const runtime::LaunchShape& shape, const std::vector<uint8_t>& parameters,
                         bool& captured);
+// cuMemAllocAsync and cuMemFreeAsync on a capturing stream: a memory allocation or free node of
+// the capture's graph, and `captured` set. The allocation's address is fixed at once.
+CUresult capture_allocation(const char* function, runtime::Stream& stream, size_t bytes,
+                            CUdeviceptr* result, bool& captured);
+CUresult capture_free(const char* function, runtime::Stream& stream, CUdeviceptr address,
+                      bool& captured);
+// cuMemFree and cuMemFreeAsync (with `stream`) of memory a graph allocated: `handled` set, and
+// the memory free for the graph's next launch.
+CUresult free_graph_memory(const char* function, CUdeviceptr address, runtime::Stream* stream,
+                           bool& handled);
 // Calls that would wait for or query a capturing stream fail and invalidate its capture.
 CUresult refuse_if_capturing(const char* function, runtime::Stream& stream);
 // "Potentially unsafe" calls (cuMemAlloc, synchronous copies) fail while a capture forbids them.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "src/jit_options.h"
 
 #include "runtime/backend.h"
+#include "runtime/device_code_archive.h"
 #include "runtime/fatbin_reader.h"
 #include "runtime/handles.h"
 #include "runtime/linker.h"
@@ -46,27 +48,32 @@ CUresult fail_with_log(const char* function, LinkState& link, const Error& error
   return api::fail(function, error);
 }
 
-// The PTX of one input: PTX text as it is, the PTX entry of a fatbin (cubins hold only SASS).
-Expected<std::string> input_ptx(CUjitInputType type, const void* data, size_t size, int arch) {
+// The PTX of one input: PTX text as it is, the PTX entry of a fatbin (cubins hold only SASS),
+// the device code of host objects and of archives of them, one input per translation unit.
+Expected<std::vector<runtime::LinkInput>> input_ptx(CUjitInputType type, const void* data,
+                                                    size_t size, int arch,
+                                                    const std::string& name) {
+  std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data), size);
   switch (type) {
     case CU_JIT_INPUT_PTX: {
       const char* text = static_cast<const char*>(data);
-      return std::string(text, strnlen(text, size));
+      return std::vector<runtime::LinkInput>{{std::string(text, strnlen(text, size)), name}};
     }
     case CU_JIT_INPUT_CUBIN:
     case CU_JIT_INPUT_FATBINARY: {
       Expected<runtime::LoadedPtx> loaded = runtime::load_ptx(data, arch, size);
       if (!loaded) return loaded.error();
-      return std::move(loaded->text);
+      return std::vector<runtime::LinkInput>{{std::move(loaded->text), name}};
     }
-    case CU_JIT_INPUT_OBJECT:
-    case CU_JIT_INPUT_LIBRARY:
+    case CU_JIT_INPUT_OBJECT: return runtime::object_device_code(bytes, arch, name);
+    case CU_JIT_INPUT_LIBRARY: return runtime::archive_device_code(bytes, arch, name);
     case CU_JIT_INPUT_NVVM:
     case CU_JIT_NUM_INPUT_TYPES: break;
   }
   return make_error(ErrorCode::not_supported,
                     fmt::format("input type {} is not supported: xcuda links PTX, fatbins with "
-                                "PTX, and cubins that are PTX text",
+                                "PTX, cubins that are PTX text, and host objects and archives "
+                                "holding those",
                                 static_cast<int>(type)));
 }
 
@@ -86,15 +93,21 @@ CUresult add_data(const char* function, CUlinkState handle, CUjitInputType type,
   std::string input_name =
       name && *name ? name : fmt::format("input {}", link.inputs.size());
   const runtime::DeviceProperties& device = runtime::backend().properties(link.device);
-  Expected<std::string> text =
-      input_ptx(type, data, size, device.compute_major * 10 + device.compute_minor);
-  if (!text) return fail_with_log(function, link, text.error());
-  ptx::CompileOptions compile = runtime::backend().compile_options(link.device);
-  compile.file_name = input_name;
-  Expected<ptx::ModuleInfo> scanned = runtime::scan_ptx(*text, compile);
+  auto inputs = input_ptx(type, data, size, device.compute_major * 10 + device.compute_minor,
+                          input_name);
+  if (!inputs) return fail_with_log(function, link, inputs.error());
+  // Every input is checked before any joins the link, so a failed call adds nothing.
+  for (const runtime::LinkInput& input : *inputs) {
+    ptx::CompileOptions compile = runtime::backend().compile_options(link.device);
+    compile.file_name = input.name;
+    Expected<ptx::ModuleInfo> scanned = runtime::scan_ptx(input.ptx, compile);
+    if (!scanned) {
+      link.milliseconds += milliseconds_since(start);
+      return fail_with_log(function, link, scanned.error());
+    }
+  }
   link.milliseconds += milliseconds_since(start);
-  if (!scanned) return fail_with_log(function, link, scanned.error());
-  link.inputs.push_back({std::move(*text), std::move(input_name)});
+  for (runtime::LinkInput& input : *inputs) link.inputs.push_back(std::move(input));
   return CUDA_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 #include "src/memory.h"
 
 #include "runtime/backend.h"
+#include "runtime/graph_memory.h"
 #include "runtime/memory.h"
 #include "runtime/memory_pool.h"
 
@@ -95,6 +96,13 @@ CUresult release(const char* function, void* pointer, MemoryKind kind) {
   XCUDA_MEMORY_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED,
                        "cuInit has not been called");
   uintptr_t base = reinterpret_cast<uintptr_t>(pointer);
+  if (kind == MemoryKind::device && runtime::find_graph_allocation(base)) {
+    if (CUresult status = api::check_unsafe_call(function); status != CUDA_SUCCESS) return status;
+    // Freeing waits for the device, as below.
+    if (auto found = runtime::memory_registry().find(base)) (void)found->context->synchronize();
+    bool handled = false;
+    return api::free_graph_memory(function, base, nullptr, handled);
+  }
   // Looked at in place, and then moved out: copying an Allocation costs as much as a small
   // allocation from the pool.
   Context* context = nullptr;

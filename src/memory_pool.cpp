@@ -6,6 +6,7 @@
 #include "src/memory.h"
 
 #include "runtime/backend.h"
+#include "runtime/graph_memory.h"
 #include "runtime/memory_pool.h"
 
 using namespace xcuda;
@@ -34,14 +35,6 @@ CUresult check_pool(const char* function, CUmemoryPool pool) {
   return CUDA_SUCCESS;
 }
 
-// The driver captures these as memory allocation and free nodes, which xcuda does not build.
-CUresult refuse_capture(const char* function, runtime::Stream& stream) {
-  XCUDA_MEMORY_REQUIRE(runtime::capture_info(stream).status == runtime::CaptureStatus::none,
-                       CUDA_ERROR_NOT_SUPPORTED,
-                       "stream-ordered allocation inside stream capture is not supported yet");
-  return CUDA_SUCCESS;
-}
-
 CUresult allocate_from_pool(const char* function, CUdeviceptr* result, size_t bytes,
                             CUmemoryPool handle, CUstream stream_handle, bool per_thread) {
   XCUDA_MEMORY_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
@@ -49,8 +42,13 @@ CUresult allocate_from_pool(const char* function, CUdeviceptr* result, size_t by
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function, stream_handle, per_thread, status);
   if (!stream) return status;
-  if ((status = refuse_capture(function, *stream)) != CUDA_SUCCESS) return status;
   if (handle && (status = check_pool(function, handle)) != CUDA_SUCCESS) return status;
+  // In a capture, the allocation becomes an allocation node of the capture's graph.
+  bool captured = false;
+  if ((status = api::capture_allocation(function, *stream, bytes, result, captured)) !=
+          CUDA_SUCCESS ||
+      captured)
+    return status;
   MemoryPool* pool =
       handle ? as_pool(handle) : runtime::current_memory_pool(stream->context().device());
   Expected<void*> memory = pool->allocate(bytes);
@@ -68,7 +66,12 @@ CUresult free_async(const char* function, CUdeviceptr address, CUstream stream_h
   CUresult status;
   runtime::Stream* stream = api::resolve_stream(function, stream_handle, per_thread, status);
   if (!stream) return status;
-  if ((status = refuse_capture(function, *stream)) != CUDA_SUCCESS) return status;
+  bool handled = false;
+  if ((status = api::capture_free(function, *stream, address, handled)) != CUDA_SUCCESS ||
+      handled ||
+      (status = api::free_graph_memory(function, address, stream, handled)) != CUDA_SUCCESS ||
+      handled)
+    return status;
   auto found = runtime::memory_registry().find(address);
   XCUDA_MEMORY_REQUIRE(
       found && found->owned && found->base == address && found->kind == MemoryKind::device,
@@ -216,5 +219,46 @@ XCUDA_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool) {
   XCUDA_REQUIRE(as_pool(pool)->device() == device, CUDA_ERROR_INVALID_DEVICE,
                 "the pool belongs to another device");
   runtime::set_current_memory_pool(device, as_pool(pool));
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice device) {
+  if (CUresult status = check_device(__func__, device); status != CUDA_SUCCESS) return status;
+  runtime::graph_memory_pool(device).trim_to(0);
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attribute,
+                                                   void* value) {
+  if (CUresult status = check_device(__func__, device); status != CUDA_SUCCESS) return status;
+  XCUDA_REQUIRE(value, CUDA_ERROR_INVALID_VALUE, "value pointer is null");
+  MemoryPool::Usage usage = runtime::graph_memory_pool(device).usage();
+  cuuint64_t& result = *static_cast<cuuint64_t*>(value);
+  switch (attribute) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: result = usage.used; break;
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: result = usage.used_high; break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: result = usage.reserved; break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: result = usage.reserved_high; break;
+    default:
+      return api::fail(__func__, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("unknown attribute {}", static_cast<int>(attribute)));
+  }
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attribute,
+                                                   void* value) {
+  if (CUresult status = check_device(__func__, device); status != CUDA_SUCCESS) return status;
+  XCUDA_REQUIRE(value, CUDA_ERROR_INVALID_VALUE, "value pointer is null");
+  XCUDA_REQUIRE(attribute == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH ||
+                    attribute == CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
+                CUDA_ERROR_INVALID_VALUE, "only the high watermarks can be set");
+  XCUDA_REQUIRE(*static_cast<const cuuint64_t*>(value) == 0, CUDA_ERROR_INVALID_VALUE,
+                "a high watermark can only be reset to 0");
+  MemoryPool& pool = runtime::graph_memory_pool(device);
+  if (attribute == CU_GRAPH_MEM_ATTR_USED_MEM_HIGH)
+    pool.reset_used_high();
+  else
+    pool.reset_reserved_high();
   return CUDA_SUCCESS;
 }

@@ -1,12 +1,15 @@
 // Shared helpers for the end-to-end CUDA programs in tests/cuda/.
 // Every CUDA runtime call goes through CHECK(): on failure it prints the error name, its
-// description and the call site, and exits 1. FAIL() reports a wrong result and exits 1.
+// description and the call site, and exits 1. FAIL() (driver_check.h, with the Driver API's
+// helpers) reports a wrong result and exits 1.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "driver_check.h"
 
 #define CHECK(call)                                                                          \
   do {                                                                                       \
@@ -19,19 +22,26 @@
     }                                                                                        \
   } while (0)
 
+// Expects a runtime call to answer exactly `expected`; a wrong answer is counted in `failures`
+// (driver_check.h) and the program goes on. Clears the error, so that a later CHECK_LAUNCH
+// does not see it.
+#define EXPECT_ERROR(call, expected)                                                       \
+  do {                                                                                     \
+    cudaError_t got_ = (call);                                                             \
+    (void)cudaGetLastError();                                                              \
+    if (got_ != (expected)) {                                                              \
+      std::fprintf(stderr, "%s:%d: %s answered %d (%s), expected %d (%s)\n", __FILE__,     \
+                   __LINE__, #call, static_cast<int>(got_), cudaGetErrorName(got_),        \
+                   static_cast<int>(expected), cudaGetErrorName(expected));                \
+      ++failures;                                                                          \
+    }                                                                                      \
+  } while (0)
+
 // Checks the launch itself (cudaGetLastError) and then its execution (cudaDeviceSynchronize).
 #define CHECK_LAUNCH()                  \
   do {                                  \
     CHECK(cudaGetLastError());          \
     CHECK(cudaDeviceSynchronize());     \
-  } while (0)
-
-#define FAIL(...)                                                  \
-  do {                                                             \
-    std::fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__);   \
-    std::fprintf(stderr, __VA_ARGS__);                             \
-    std::fprintf(stderr, "\n");                                    \
-    std::exit(1);                                                  \
   } while (0)
 
 // Compares got[0..n) with want[0..n) exactly and fails at the first mismatch.

@@ -14,22 +14,6 @@
 #include <string>
 #include <vector>
 
-static int failures = 0;
-
-#define EXPECT_CODE(call, expected)                                                          \
-  do {                                                                                       \
-    CUresult got_ = (call);                                                                  \
-    if (got_ != (expected)) {                                                                \
-      const char* name_ = nullptr;                                                           \
-      cuGetErrorName(got_, &name_);                                                          \
-      std::fprintf(stderr, "%s:%d: %s answered %d (%s), expected %d\n", __FILE__, __LINE__, \
-                   #call, static_cast<int>(got_), name_ ? name_ : "?",                       \
-                   static_cast<int>(expected));                                              \
-      ++failures;                                                                            \
-    }                                                                                        \
-  } while (0)
-#define EXPECT_OK(call) EXPECT_CODE(call, CUDA_SUCCESS)
-
 constexpr unsigned element_count = 1 << 16;
 
 __global__ void write_pattern(unsigned* values, unsigned count) {

@@ -3,11 +3,13 @@
 // and a variable with the PTX that defines them (each also holding an internal variable of the
 // same name, which must stay two variables); an undefined reference fails cuLinkComplete and is
 // named in the error log; bad PTX fails cuModuleLoadDataEx and the logs, with their sizes written
-// back, say where; unknown options are rejected. Meant to run unchanged on NVIDIA's driver, but
-// not yet run there: the result codes for the undefined reference and for the unknown option,
-// and the log lengths written back (without the NUL), are still to be confirmed on an H200.
+// back, say where; unknown options are rejected; an archive of host objects with device code
+// (nvcc -rdc=true -lib, CU_JIT_INPUT_LIBRARY) supplies what the kernel declares. Meant to run
+// unchanged on NVIDIA's driver, but not yet run there: the result codes for the undefined
+// reference and for the unknown option, the log lengths written back (without the NUL), and
+// the archive input are still to be confirmed on an H200.
 // What each driver writes in its logs is printed, not compared.
-#include <cuda.h>
+#include "driver_check.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -15,27 +17,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#define FAIL(...)                                                \
-  do {                                                           \
-    std::fprintf(stderr, "%s:%d: FAILED: ", __FILE__, __LINE__); \
-    std::fprintf(stderr, __VA_ARGS__);                           \
-    std::fprintf(stderr, "\n");                                  \
-    std::exit(1);                                                \
-  } while (0)
-
-#define EXPECT_RESULT(call, want)                                                           \
-  do {                                                                                      \
-    CUresult expect_result_ = (call);                                                       \
-    if (expect_result_ != (want)) {                                                         \
-      const char* expect_name_ = nullptr;                                                   \
-      cuGetErrorName(expect_result_, &expect_name_);                                        \
-      FAIL("%s: expected %s, got %s (%d)", #call, #want, expect_name_ ? expect_name_ : "?", \
-           static_cast<int>(expect_result_));                                               \
-    }                                                                                       \
-  } while (0)
-
-#define CHECK_CU(call) EXPECT_RESULT(call, CUDA_SUCCESS)
 
 namespace {
 
@@ -160,18 +141,13 @@ void add_ptx(CUlinkState link, const char* text, const char* name) {
                          name, 0, nullptr, nullptr));
 }
 
-void linked_kernel_runs() {
-  Logs logs;
-  CUlinkState link = nullptr;
-  CHECK_CU(cuLinkCreate(5, logs.options, logs.values, &link));
-  add_ptx(link, kernel_ptx, "kernel.ptx");
-  add_ptx(link, library_ptx, "library.ptx");
+// Completes the link of `fill` with a `scale` and an `offset` from the other inputs, and checks
+// what the linked kernel computes.
+void check_linked_fill(CUlinkState link, const char* what) {
   void* image = nullptr;
   size_t image_bytes = 0;
   CHECK_CU(cuLinkComplete(link, &image, &image_bytes));
-  if (!image || image_bytes == 0) FAIL("cuLinkComplete returned no image");
-  logs.print("link");
-  if (logs.wall_milliseconds() < 0) FAIL("negative wall time");
+  if (!image || image_bytes == 0) FAIL("%s: cuLinkComplete returned no image", what);
   CUmodule module = nullptr;
   CHECK_CU(cuModuleLoadData(&module, image));
   // The image belongs to the link state, but a module loaded from it does not need it.
@@ -185,14 +161,49 @@ void linked_kernel_runs() {
   uint32_t values[threads];
   CHECK_CU(cuMemcpyDtoH(values, out, sizeof values));
   for (unsigned i = 0; i < threads; ++i)
-    if (values[i] != 3 * i + 2 + 7 + 1) FAIL("out[%u] = %u, expected %u", i, values[i], 3 * i + 10);
+    if (values[i] != 3 * i + 2 + 7 + 1)
+      FAIL("%s: out[%u] = %u, expected %u", what, i, values[i], 3 * i + 10);
   CUdeviceptr offset = 0;
   size_t offset_bytes = 0;
   CHECK_CU(cuModuleGetGlobal(&offset, &offset_bytes, module, "offset"));
-  if (offset_bytes != 4) FAIL("offset has %zu bytes", offset_bytes);
+  if (offset_bytes != 4) FAIL("%s: offset has %zu bytes", what, offset_bytes);
   CHECK_CU(cuMemFree(out));
   CHECK_CU(cuModuleUnload(module));
-  std::printf("linked kernel: %u values right\n", threads);
+  std::printf("%s: %u values right\n", what, threads);
+}
+
+void linked_kernel_runs() {
+  Logs logs;
+  CUlinkState link = nullptr;
+  CHECK_CU(cuLinkCreate(5, logs.options, logs.values, &link));
+  add_ptx(link, kernel_ptx, "kernel.ptx");
+  add_ptx(link, library_ptx, "library.ptx");
+  check_linked_fill(link, "linked kernel");
+  logs.print("link");
+  if (logs.wall_milliseconds() < 0) FAIL("negative wall time");
+}
+
+// `scale` and `offset` from an archive that nvcc -rdc=true -lib built (jit_link_library.cu),
+// given as a file and as data.
+void library_links(const char* archive_path) {
+  CUlinkState link = nullptr;
+  CHECK_CU(cuLinkCreate(0, nullptr, nullptr, &link));
+  add_ptx(link, kernel_ptx, "kernel.ptx");
+  CHECK_CU(cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, archive_path, 0, nullptr, nullptr));
+  check_linked_fill(link, "library file");
+
+  std::FILE* file = std::fopen(archive_path, "rb");
+  if (!file) FAIL("cannot open %s", archive_path);
+  std::vector<char> archive;
+  char chunk[4096];
+  for (size_t got; (got = std::fread(chunk, 1, sizeof chunk, file)) > 0;)
+    archive.insert(archive.end(), chunk, chunk + got);
+  std::fclose(file);
+  CHECK_CU(cuLinkCreate(0, nullptr, nullptr, &link));
+  add_ptx(link, kernel_ptx, "kernel.ptx");
+  CHECK_CU(cuLinkAddData(link, CU_JIT_INPUT_LIBRARY, archive.data(), archive.size(),
+                         "jit_link_library.a", 0, nullptr, nullptr));
+  check_linked_fill(link, "library data");
 }
 
 void undefined_reference_fails() {
@@ -270,7 +281,8 @@ void options_are_checked() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc != 2) FAIL("usage: jit_link ARCHIVE (built from jit_link_library.cu)");
   CHECK_CU(cuInit(0));
   CUdevice device = 0;
   CHECK_CU(cuDeviceGet(&device, 0));
@@ -278,6 +290,7 @@ int main() {
   CHECK_CU(cuDevicePrimaryCtxRetain(&context, device));
   CHECK_CU(cuCtxSetCurrent(context));
   linked_kernel_runs();
+  library_links(argv[1]);
   undefined_reference_fails();
   bad_ptx_is_logged();
   options_are_checked();

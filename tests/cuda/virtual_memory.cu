@@ -15,32 +15,6 @@
 #include <cstdint>
 #include <vector>
 
-static int failures = 0;
-
-// Records a wrong answer and goes on, so that one run lists every difference.
-#define EXPECT_CODE(call, expected)                                                          \
-  do {                                                                                       \
-    CUresult got_ = (call);                                                                  \
-    if (got_ != (expected)) {                                                                \
-      const char* name_ = nullptr;                                                           \
-      cuGetErrorName(got_, &name_);                                                          \
-      std::fprintf(stderr, "%s:%d: %s answered %d (%s), expected %d\n", __FILE__, __LINE__, \
-                   #call, static_cast<int>(got_), name_ ? name_ : "?",                       \
-                   static_cast<int>(expected));                                              \
-      ++failures;                                                                            \
-    }                                                                                        \
-  } while (0)
-#define EXPECT_OK(call) EXPECT_CODE(call, CUDA_SUCCESS)
-#define EXPECT_TRUE(condition, ...)                                         \
-  do {                                                                      \
-    if (!(condition)) {                                                     \
-      std::fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #condition);  \
-      std::fprintf(stderr, __VA_ARGS__);                                    \
-      std::fprintf(stderr, "\n");                                           \
-      ++failures;                                                           \
-    }                                                                       \
-  } while (0)
-
 __global__ void add_index(unsigned* values, unsigned count, unsigned base) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) values[i] += base + i;

@@ -1,14 +1,18 @@
 // The PTX linker behind cuLink* and nvcc -rdc=true images: what it resolves, renames, keeps
-// once and rejects. Every linked text must pass the compiler's front end as one module.
+// once and rejects; and the device code it takes from archives (CU_JIT_INPUT_LIBRARY). Every
+// linked text must pass the compiler's front end as one module.
 #include "runtime/linker.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "ptx/compiler.h"
+#include "runtime/device_code_archive.h"
 
 namespace {
 
@@ -160,3 +164,59 @@ TEST(Linker, DriverFunctionsNeedNoDefinition) {
 }
 
 }  // namespace
+
+// An ar archive as GNU ar writes it: members with a "//" table of long names, padded to even.
+struct Archive {
+  std::string bytes = "!<arch>\n";
+  void add(std::string name, const std::string& data) {
+    char header[61];
+    std::snprintf(header, sizeof header, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name.c_str(), "0",
+                  "0", "0", "644", data.size());
+    bytes += std::string(header, 60) + data;
+    if (data.size() % 2) bytes += '\n';
+  }
+  std::span<const uint8_t> view() const {
+    return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+  }
+};
+
+TEST(DeviceCodeArchive, MembersWithDeviceCodeBecomeInputs) {
+  Archive archive;
+  archive.add("/", std::string(8, '\0'));  // the symbol table, skipped
+  archive.add("//", "a_rather_long_member_name.ptx/\n");
+  archive.add("/0", input(user_body, "").ptx);
+  archive.add("notes.txt/", "no device code here");
+  archive.add("library.ptx/", input(definer_body, "").ptx);
+  auto inputs = xcuda::runtime::archive_device_code(archive.view(), 80, "libdevice.a");
+  ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+  ASSERT_EQ(inputs->size(), 2u);
+  EXPECT_EQ((*inputs)[0].name, "libdevice.a(a_rather_long_member_name.ptx)");
+  EXPECT_EQ((*inputs)[1].name, "libdevice.a(library.ptx)");
+  auto linked = link_ptx(*inputs);
+  ASSERT_TRUE(linked.ok()) << linked.error().message;
+  EXPECT_EQ(scan(*linked).kernels.size(), 1u);
+}
+
+TEST(DeviceCodeArchive, DamagedArchivesAndObjectsAreRefused) {
+  auto refused = [](const std::string& bytes) {
+    std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    auto inputs = xcuda::runtime::archive_device_code(view, 80, "broken.a");
+    return !inputs.ok() && inputs.error().code == ErrorCode::invalid_image;
+  };
+  EXPECT_TRUE(refused("not an archive"));
+  Archive truncated;
+  truncated.add("kernel.ptx/", input(user_body, "").ptx);
+  EXPECT_TRUE(refused(truncated.bytes.substr(0, truncated.bytes.size() - 10)));
+  Archive bad_name;
+  bad_name.add("/999", "x");
+  EXPECT_TRUE(refused(bad_name.bytes));
+  // An ELF member whose section table lies past its end.
+  std::string elf(64, '\0');
+  elf[0] = 0x7f, elf[1] = 'E', elf[2] = 'L', elf[3] = 'F', elf[4] = 2, elf[5] = 1;
+  elf[0x28] = 0x7f;  // section table offset
+  elf[0x3a] = 64;    // section header size
+  elf[0x3c] = 1;     // one section
+  Archive with_object;
+  with_object.add("object.o/", elf);
+  EXPECT_TRUE(refused(with_object.bytes));
+}
