@@ -126,13 +126,20 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     Value* current_round = builder.CreateLoad(i32, round_number);
     builder.CreateStore(current_round, round_field);
     builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
+  };
+  // Where the threads stand after a loop over them, read back from their resume points in a loop
+  // of its own: the loop over the threads then carries nothing from one thread to the next, and
+  // LLVM may vectorise it (and this one, as a pair of reductions).
+  Value* thread_count = builder.CreateTrunc(threads, i32);
+  auto note_all_reached = [&] {
     builder.CreateStore(finished, lowest);
     builder.CreateStore(builder.getInt32(0), highest);
-  };
-  auto note_reached = [&](Value* reached) {
-    builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
-    Value* unfinished = builder.CreateSelect(builder.CreateICmpEQ(reached, finished), builder.getInt32(0), reached);
-    builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), unfinished), highest);
+    emit_thread_loops(builder, {thread_count, builder.getInt32(1), builder.getInt32(1)}, nullptr, [&](const std::array<Value*, 3>& index) {
+      Value* reached = builder.CreateLoad(i32, builder.CreateGEP(i32, states, index[0]));
+      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
+      Value* unfinished = builder.CreateSelect(builder.CreateICmpEQ(reached, finished), builder.getInt32(0), reached);
+      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), unfinished), highest);
+    });
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
     enter_thread(index);
@@ -177,10 +184,10 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
       }
       Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region])}));
       accesses.tag(builder.CreateStore(reached, state_pointer));
-      note_reached(reached);
       builder.CreateBr(next);
       builder.SetInsertPoint(next);
     });
+    note_all_reached();
     choose_next(mixed);
   }
 
@@ -206,20 +213,17 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     auto* not_finished = llvm::BasicBlock::Create(context, "thread_not_finished", block);
     builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, not_finished);
     builder.SetInsertPoint(not_finished);
-    auto* after_run = llvm::BasicBlock::Create(context, "thread_ran", block);
-    builder.CreateCondBr(held, after_run, run);
+    builder.CreateCondBr(held, next, run);
     builder.SetInsertPoint(run);
     Value* reached = builder.CreateCall(kernel.function, {thread, parameters, storage, state});
     builder.CreateStore(reached, state_pointer);
     Value* at_exchange = builder.CreateAnd(builder.CreateICmpNE(reached, finished),
                                            builder.CreateICmpNE(builder.CreateAnd(reached, warp_resume_flag), zero));
     builder.CreateStore(builder.CreateOr(builder.CreateLoad(builder.getInt1Ty(), exchanging), at_exchange), exchanging);
-    builder.CreateBr(after_run);
-    builder.SetInsertPoint(after_run);
-    note_reached(builder.CreateLoad(i32, state_pointer));
     builder.CreateBr(next);
     builder.SetInsertPoint(next);
   });
+  note_all_reached();
   choose_next(round);
   builder.SetInsertPoint(done);
 }
