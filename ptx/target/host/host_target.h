@@ -23,6 +23,11 @@ namespace xcuda::ptx::host {
 // but not provided, for the caller to report where they are declared.
 std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes);
 
+// Marks the atomic operations on shared memory, which the optimiser makes plain operations
+// (see block_local_atomics.h). Runs while shared addresses still come from the shared-window
+// intrinsic, before the runtime services define it.
+void mark_block_local_atomics(llvm::Module& module);
+
 // Wraps each kernel in its block function __xcuda_block_<name>(parameters, frame), which runs
 // every thread of the block; kernels with barriers are split into regions first. Returns, per
 // kernel with barriers, the stack bytes its block function needs per thread.

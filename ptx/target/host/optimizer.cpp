@@ -3,6 +3,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "target/host/address_arithmetic.h"
+#include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
 #include "target/host/nan_canonicalization.h"
 
@@ -18,6 +19,9 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
   builder.registerPeepholeEPCallback([](llvm::FunctionPassManager& passes, llvm::OptimizationLevel) {
     passes.addPass(RedundantNanCanonicalization());
     passes.addPass(AddressArithmetic());
+  });
+  builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) {
+    passes.addPass(llvm::createModuleToFunctionPassAdaptor(BlockLocalAtomics()));
   });
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(call_graph);
