@@ -82,7 +82,7 @@ llvm::Function* make_resumable(llvm::Function& kernel) {
   llvm::LLVMContext& context = kernel.getContext();
   auto* pointer = llvm::PointerType::get(context, 0);
   auto* i32 = llvm::Type::getInt32Ty(context);
-  auto* type = llvm::FunctionType::get(i32, {pointer, pointer, pointer, i32}, false);
+  auto* type = llvm::FunctionType::get(i32, {pointer, pointer, pointer, i32, llvm::Type::getInt1Ty(context)}, false);
   auto* resumable = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, kernel.getName() + ".resumable", kernel.getParent());
   resumable->copyAttributesFrom(&kernel);
   resumable->splice(resumable->begin(), &kernel);
@@ -118,7 +118,7 @@ std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function
       llvm::IRBuilder<> before(call);
       emit_offer(before, context, call->getArgOperand(1), site);
       llvm::IRBuilder<> after(&*rest->getFirstInsertionPt());
-      call->replaceAllUsesWith(emit_arrived_lanes(after, context, site));
+      call->replaceAllUsesWith(emit_arrived_lanes(after, context, site, function.getArg(4)));
     }
     block->getTerminator()->eraseFromParent();
     call->eraseFromParent();

@@ -26,9 +26,12 @@ inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
 inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
 struct ResumableKernel {
-  // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point): runs the context's thread
-  // from resume_point (0 = the start) and returns the next one, or thread_finished. `storage`
-  // is the block's, storage_bytes_per_thread per thread, 16-aligned.
+  // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point, i1 together): runs the
+  // context's thread from resume_point (0 = the start) and returns the next one, or
+  // thread_finished. `storage` is the block's, storage_bytes_per_thread per thread, 16-aligned.
+  // `together` says every unfinished thread of the block resumes at the same point, after a
+  // warp exchange with arrival caches that the caller has filled (emit_known_arrivals), so a
+  // thread need not look at its warp's slots to learn who arrived.
   llvm::Function* function = nullptr;
   uint64_t storage_bytes_per_thread = 0;  // multiple of 16
   std::vector<uint32_t> resume_points;     // all but 0, the start

@@ -126,6 +126,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     Value* current_round = builder.CreateLoad(i32, round_number);
     builder.CreateStore(current_round, round_field);
     builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
+    return current_round;
   };
   // Where the threads stand after a loop over them, read back from their resume points in a loop
   // of its own: the loop over the threads then carries nothing from one thread to the next, and
@@ -171,7 +172,11 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   builder.CreateBr(regions.front());
   for (size_t region = 0; region < numbers.size(); ++region) {
     builder.SetInsertPoint(regions[region]);
-    start_round();
+    Value* current_round = start_round();
+    // Every unfinished thread offered at this exchange in the last round: the arrivals are known.
+    if (numbers[region] & warp_resume_flag)
+      emit_known_arrivals(builder, exchange, thread_count, states, thread_finished, builder.CreateSub(current_round, builder.getInt32(1)),
+                          numbers[region] & ~warp_resume_flag);
     emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
       Value* linear = enter_linear(index);
       Value* state_pointer = builder.CreateGEP(i32, states, linear);
@@ -182,7 +187,8 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
         builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, run);
         builder.SetInsertPoint(run);
       }
-      Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region])}));
+      Value* reached =
+          accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region]), builder.getTrue()}));
       accesses.tag(builder.CreateStore(reached, state_pointer));
       builder.CreateBr(next);
       builder.SetInsertPoint(next);
@@ -215,7 +221,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     builder.SetInsertPoint(not_finished);
     builder.CreateCondBr(held, next, run);
     builder.SetInsertPoint(run);
-    Value* reached = builder.CreateCall(kernel.function, {thread, parameters, storage, state});
+    Value* reached = builder.CreateCall(kernel.function, {thread, parameters, storage, state, builder.getFalse()});
     builder.CreateStore(reached, state_pointer);
     Value* at_exchange = builder.CreateAnd(builder.CreateICmpNE(reached, finished),
                                            builder.CreateICmpNE(builder.CreateAnd(reached, warp_resume_flag), zero));

@@ -20,16 +20,12 @@ struct ThreadContext {
   // The block's round (see block_function.cpp), which tells the warp exchanges of this round
   // from those of the last.
   uint32_t round;
-  // Two ExchangeSlots per thread of the block, rounded up to whole warps: one written in even
-  // rounds, one in odd, so a lane reading its peers' last offers never sees the next ones.
-  // After them, one ArrivalCache per warp.
+  // The warp exchanges' area, for the W threads of the block rounded up to whole warps: an
+  // array of W offers (u64) per round parity, so a lane reading its peers' last offers never
+  // sees the next ones; then W stamps (u64: the round that wrote the offer, shifted 32 left,
+  // and which exchange of the kernel; 0: never) per parity; then one ArrivalCache per warp.
+  // Array by array, a loop over the threads writes them at consecutive addresses.
   uint8_t* exchange;
-};
-
-struct ExchangeSlot {
-  uint64_t offer;
-  uint32_t round;  // when it was written; 0: never
-  uint32_t site;   // which exchange of the kernel
 };
 
 // Which lanes of a warp offered at `site` in `round`: the first lane to ask after the exchange

@@ -23,18 +23,6 @@ Value* last_round(llvm::IRBuilder<>& builder, Value* context) {
   return builder.CreateSub(current_round(builder, context), builder.getInt32(1));
 }
 
-// The slot `thread` (linear index in the block) writes in rounds of `round`'s parity.
-Value* slot(llvm::IRBuilder<>& builder, Value* context, Value* thread, Value* round) {
-  Value* area = context_field(builder, context, exchange_offset, builder.getPtrTy());
-  Value* index = builder.CreateOr(builder.CreateShl(builder.CreateZExt(thread, builder.getInt64Ty()), 1),
-                                  builder.CreateZExt(builder.CreateAnd(round, 1), builder.getInt64Ty()));
-  return builder.CreateGEP(builder.getInt8Ty(), area, builder.CreateMul(index, builder.getInt64(sizeof(ExchangeSlot))));
-}
-
-Value* field(llvm::IRBuilder<>& builder, Value* slot_pointer, uint64_t offset) {
-  return builder.CreateConstGEP1_64(builder.getInt8Ty(), slot_pointer, offset);
-}
-
 Value* own_index(llvm::IRBuilder<>& builder, Value* context) {
   return context_field(builder, context, linear_index_offset, builder.getInt32Ty());
 }
@@ -43,48 +31,80 @@ Value* first_of_warp(llvm::IRBuilder<>& builder, Value* context) {
   return builder.CreateAnd(own_index(builder, context), ~(warp_size - 1));
 }
 
+// Where the arrays of the exchange area lie (see ThreadContext::exchange).
+struct ExchangeArea {
+  Value* base;
+  Value* whole_warp_threads;  // i64
+
+  ExchangeArea(llvm::IRBuilder<>& builder, Value* base, Value* threads)
+      : base(base),
+        whole_warp_threads(builder.CreateZExt(builder.CreateAnd(builder.CreateAdd(threads, builder.getInt32(warp_size - 1)), ~(warp_size - 1)),
+                                              builder.getInt64Ty())) {}
+  ExchangeArea(llvm::IRBuilder<>& builder, Value* context)
+      : ExchangeArea(builder, context_field(builder, context, exchange_offset, builder.getPtrTy()),
+                     context_field(builder, context, thread_count_offset, builder.getInt32Ty())) {}
+
+  // The i64 index of `thread`'s entry in the arrays of `round`'s parity.
+  Value* entry(llvm::IRBuilder<>& builder, Value* thread, Value* round) const {
+    Value* parity = builder.CreateZExt(builder.CreateAnd(round, 1), builder.getInt64Ty());
+    return builder.CreateAdd(builder.CreateMul(parity, whole_warp_threads), builder.CreateZExt(thread, builder.getInt64Ty()));
+  }
+  Value* offer(llvm::IRBuilder<>& builder, Value* entry) const { return builder.CreateGEP(builder.getInt64Ty(), base, entry); }
+  Value* stamp(llvm::IRBuilder<>& builder, Value* entry) const {
+    return builder.CreateGEP(builder.getInt64Ty(), base, builder.CreateAdd(entry, builder.CreateMul(whole_warp_threads, builder.getInt64(2))));
+  }
+  Value* arrival_cache(llvm::IRBuilder<>& builder, Value* warp) const {
+    Value* caches = builder.CreateGEP(builder.getInt64Ty(), base, builder.CreateMul(whole_warp_threads, builder.getInt64(4)));
+    return builder.CreateGEP(builder.getInt8Ty(), caches,
+                             builder.CreateMul(builder.CreateZExt(warp, builder.getInt64Ty()), builder.getInt64(sizeof(ArrivalCache))));
+  }
+};
+
+Value* field(llvm::IRBuilder<>& builder, Value* pointer, uint64_t offset) { return builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, offset); }
+
+Value* stamp_of(llvm::IRBuilder<>& builder, Value* round, uint32_t site) {
+  return builder.CreateOr(builder.CreateShl(builder.CreateZExt(round, builder.getInt64Ty()), 32), builder.getInt64(site));
+}
+
 }  // namespace
 
-uint64_t exchange_bytes_per_thread() { return 2 * sizeof(ExchangeSlot) + (sizeof(ArrivalCache) + warp_size - 1) / warp_size; }
+// Two offers and two stamps per thread, and a share of its warp's arrival cache.
+uint64_t exchange_bytes_per_thread() { return 4 * sizeof(uint64_t) + (sizeof(ArrivalCache) + warp_size - 1) / warp_size; }
 
 Value* exchange_area_bytes(llvm::IRBuilder<>& builder, Value* threads) {
   Value* warps = builder.CreateLShr(builder.CreateAdd(threads, builder.getInt64(warp_size - 1)), 5);
-  return builder.CreateMul(warps, builder.getInt64(warp_size * 2 * sizeof(ExchangeSlot) + sizeof(ArrivalCache)));
+  return builder.CreateMul(warps, builder.getInt64(warp_size * 4 * sizeof(uint64_t) + sizeof(ArrivalCache)));
 }
 
 void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32_t site) {
+  ExchangeArea area(builder, context);
   Value* round = current_round(builder, context);
-  Value* pointer = slot(builder, context, own_index(builder, context), round);
-  builder.CreateStore(offer, field(builder, pointer, offsetof(ExchangeSlot, offer)));
-  builder.CreateStore(round, field(builder, pointer, offsetof(ExchangeSlot, round)));
-  builder.CreateStore(builder.getInt32(site), field(builder, pointer, offsetof(ExchangeSlot, site)));
+  Value* entry = area.entry(builder, own_index(builder, context), round);
+  builder.CreateStore(offer, area.offer(builder, entry));
+  builder.CreateStore(stamp_of(builder, round, site), area.stamp(builder, entry));
 }
 
-Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t site) {
+Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t site, Value* together) {
+  ExchangeArea area(builder, context);
   Value* round = last_round(builder, context);
   Value* first = first_of_warp(builder, context);
-  Value* threads = context_field(builder, context, thread_count_offset, builder.getInt32Ty());
-  Value* whole_warps = builder.CreateAnd(builder.CreateAdd(threads, builder.getInt32(warp_size - 1)), ~(warp_size - 1));
-  Value* caches = builder.CreateGEP(builder.getInt8Ty(), context_field(builder, context, exchange_offset, builder.getPtrTy()),
-                                    builder.CreateMul(builder.CreateZExt(whole_warps, builder.getInt64Ty()), builder.getInt64(2 * sizeof(ExchangeSlot))));
-  Value* cache = builder.CreateGEP(builder.getInt8Ty(), caches,
-                                   builder.CreateMul(builder.CreateZExt(builder.CreateLShr(first, 5), builder.getInt64Ty()),
-                                                     builder.getInt64(sizeof(ArrivalCache))));
+  Value* cache = area.arrival_cache(builder, builder.CreateLShr(first, 5));
   auto cache_field = [&](uint64_t offset) { return field(builder, cache, offset); };
-  Value* kept = builder.CreateAnd(
-      builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, round))), round),
-      builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, site))), builder.getInt32(site)));
+  Value* kept = builder.CreateOr(
+      together,
+      builder.CreateAnd(builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, round))), round),
+                        builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, site))),
+                                             builder.getInt32(site))));
   Value* kept_lanes = builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, lanes)));
   llvm::BasicBlock* asking = builder.GetInsertBlock();
   llvm::Instruction* after = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(kept), builder.GetInsertPoint(), false);
   llvm::BasicBlock* look = after->getParent();
   builder.SetInsertPoint(after);
   Value* lanes = builder.getInt32(0);
+  Value* expected = stamp_of(builder, round, site);
   for (uint32_t lane = 0; lane < warp_size; ++lane) {
-    Value* pointer = slot(builder, context, builder.CreateAdd(first, builder.getInt32(lane)), round);
-    Value* written = builder.CreateLoad(builder.getInt32Ty(), field(builder, pointer, offsetof(ExchangeSlot, round)));
-    Value* written_site = builder.CreateLoad(builder.getInt32Ty(), field(builder, pointer, offsetof(ExchangeSlot, site)));
-    Value* arrived = builder.CreateAnd(builder.CreateICmpEQ(written, round), builder.CreateICmpEQ(written_site, builder.getInt32(site)));
+    Value* entry = area.entry(builder, builder.CreateAdd(first, builder.getInt32(lane)), round);
+    Value* arrived = builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), area.stamp(builder, entry)), expected);
     lanes = builder.CreateOr(lanes, builder.CreateSelect(arrived, builder.getInt32(1u << lane), builder.getInt32(0)));
   }
   builder.CreateStore(round, cache_field(offsetof(ArrivalCache, round)));
@@ -98,12 +118,48 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   return result;
 }
 
+void emit_known_arrivals(llvm::IRBuilder<>& builder, Value* area_base, Value* threads, Value* states, uint32_t finished, Value* round,
+                         uint32_t site) {
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = function->getContext();
+  llvm::Type* i32 = builder.getInt32Ty();
+  ExchangeArea area(builder, area_base, threads);
+  llvm::BasicBlock* before = builder.GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(context, "known_arrivals", function);
+  auto* body = llvm::BasicBlock::Create(context, "known_arrivals.warp", function);
+  auto* done = llvm::BasicBlock::Create(context, "known_arrivals.done", function);
+  builder.CreateBr(loop);
+  builder.SetInsertPoint(loop);
+  llvm::PHINode* first = builder.CreatePHI(i32, 2, "first_lane");
+  first->addIncoming(builder.getInt32(0), before);
+  builder.CreateCondBr(builder.CreateICmpULT(first, threads), body, done);
+  builder.SetInsertPoint(body);
+  Value* lanes = builder.getInt32(0);
+  for (uint32_t lane = 0; lane < warp_size; ++lane) {
+    Value* thread = builder.CreateAdd(first, builder.getInt32(lane));
+    // Past the end of the block reads the state of thread 0, harmlessly; the lane is dropped.
+    Value* inside = builder.CreateICmpULT(thread, threads);
+    Value* state = builder.CreateLoad(i32, builder.CreateGEP(i32, states, builder.CreateZExt(builder.CreateSelect(inside, thread, builder.getInt32(0)),
+                                                                                            builder.getInt64Ty())));
+    Value* arrived = builder.CreateAnd(inside, builder.CreateICmpNE(state, builder.getInt32(finished)));
+    lanes = builder.CreateOr(lanes, builder.CreateSelect(arrived, builder.getInt32(1u << lane), builder.getInt32(0)));
+  }
+  Value* cache = area.arrival_cache(builder, builder.CreateLShr(first, 5));
+  builder.CreateStore(round, field(builder, cache, offsetof(ArrivalCache, round)));
+  builder.CreateStore(builder.getInt32(site), field(builder, cache, offsetof(ArrivalCache, site)));
+  builder.CreateStore(lanes, field(builder, cache, offsetof(ArrivalCache, lanes)));
+  first->addIncoming(builder.CreateAdd(first, builder.getInt32(warp_size)), body);
+  builder.CreateBr(loop);
+  builder.SetInsertPoint(done);
+}
+
 void define_warp_peer(llvm::Function& function) {
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(function.getContext(), "entry", &function));
   Value* context = function.getArg(0);
+  ExchangeArea area(builder, context);
   Value* lane = builder.CreateAnd(function.getArg(1), warp_size - 1);
-  Value* pointer = slot(builder, context, builder.CreateAdd(first_of_warp(builder, context), lane), last_round(builder, context));
-  builder.CreateRet(builder.CreateLoad(builder.getInt64Ty(), field(builder, pointer, offsetof(ExchangeSlot, offer))));
+  Value* entry = area.entry(builder, builder.CreateOr(first_of_warp(builder, context), lane), last_round(builder, context));
+  builder.CreateRet(builder.CreateLoad(builder.getInt64Ty(), area.offer(builder, entry)));
 }
 
 }  // namespace xcuda::ptx::host

@@ -22,8 +22,15 @@ llvm::Value* exchange_area_bytes(llvm::IRBuilder<>& builder, llvm::Value* thread
 void emit_offer(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::Value* offer, uint32_t site);
 
 // The i32 mask of the lanes of the thread's warp that offered at `site` in the last round. Adds
-// control flow: the builder ends up in a new block.
-llvm::Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, llvm::Value* context, uint32_t site);
+// control flow: the builder ends up in a new block. With i1 `together` true the warp's arrival
+// cache already holds the answer (see emit_known_arrivals).
+llvm::Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, llvm::Value* context, uint32_t site, llvm::Value* together);
+
+// Fills the arrival cache of every warp for the exchange at `site` of round i32 `round`, when all
+// unfinished threads of the block offered there: the lanes whose i32 state in `states` is not
+// `finished`, of the i32 `threads` of the block, in the exchange area at `area`.
+void emit_known_arrivals(llvm::IRBuilder<>& builder, llvm::Value* area, llvm::Value* threads, llvm::Value* states,
+                         uint32_t finished, llvm::Value* round, uint32_t site);
 
 // Defines intrinsics::warp_peer: what a lane of the warp offered in the last round.
 void define_warp_peer(llvm::Function& function);
