@@ -7,8 +7,6 @@
 
 #include <vector>
 
-static int failures = 0;
-
 static void expect(const char* what, int index, long long got, long long want) {
   if (got != want) {
     std::fprintf(stderr, "%s [%d]: expected %lld, got %lld\n", what, index, want, got);

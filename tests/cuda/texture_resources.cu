@@ -7,8 +7,6 @@
 #include <cmath>
 #include <vector>
 
-static int failures = 0;
-
 static void expect(const char* what, int index, float got, float want) {
   if (got != want) {
     std::fprintf(stderr, "%s [%d]: expected %.9g, got %.9g\n", what, index, want, got);

@@ -14,8 +14,6 @@
 #include <cuda_fp16.h>
 #include <vector>
 
-static int failures = 0;
-
 static void expect(const char* what, int index, float got, float want) {
   bool same = got == want || (std::isnan(got) && std::isnan(want));
   if (!same) {
