@@ -61,6 +61,10 @@ inline constexpr const char* vprintf_symbol = "__xcuda_vprintf";        // int(c
 // if it does, the thread carries on after the assert.
 inline constexpr const char* assert_fail_symbol = "__xcuda_assertfail";  // void(const char* message, const char* file, uint32_t line, const char* function, uint64_t char_size)
 inline constexpr const char* trap_symbol = "__xcuda_trap";              // [[noreturn]] void(const BlockFrame*)
+// cudaGraphSetConditional(handle, value), which nvcc leaves to the driver as an external
+// function: sets the condition of a CUgraphConditionalHandle. A handle that is not one fails the
+// launch with an illegal-address error, as a GPU's store through a stray handle would.
+inline constexpr const char* set_conditional_symbol = "__xcuda_set_conditional";  // void(uint64_t handle, uint32_t value)
 
 // Texture and surface instructions call these. `object` is the instruction's 64-bit
 // CUtexObject/CUsurfObject, which the host backend makes the address of its descriptor.

@@ -1,6 +1,7 @@
 #include "runtime/graph.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <deque>
 
 #include <fmt/format.h>
@@ -34,6 +35,18 @@ HandleRegistry<UserObject>& live_user_objects() {
 }
 
 ConditionalHandle::~ConditionalHandle() { live_conditional_handles().remove(this); }
+
+static_assert(offsetof(ConditionalHandle, value) == 0 && sizeof(ConditionalHandle::value) == 4 &&
+                  std::atomic<uint32_t>::is_always_lock_free,
+              "a GPU stores a plain 32-bit word at the handle's address");
+
+bool set_conditional_from_device(uint64_t handle, uint32_t value) {
+  auto* condition = reinterpret_cast<ConditionalHandle*>(handle);
+  if (!live_conditional_handles().contains(condition)) return false;
+  // Release: the conditional node reads the value with acquire after the kernel has ended.
+  condition->value.store(value, std::memory_order_release);
+  return true;
+}
 
 UserObject::UserObject(void* pointer, void (*destroy)(void*), unsigned references)
     : pointer_(pointer), destroy_(destroy), references_(references) {

@@ -45,13 +45,19 @@ enum class NodeKind {
 
 // The condition of conditional nodes (cuGraphConditionalHandleCreate). The graph and every copy
 // made of it (clones, executable graphs) share one value, so two executable graphs of one graph
-// running at once share it too.
+// running at once share it too. The CUgraphConditionalHandle is the object's address, which is
+// also the address of the 32-bit value: device code compiled for a GPU sets the condition
+// (cudaGraphSetConditional) by storing there.
 struct ConditionalHandle {
   ~ConditionalHandle();  // leaves live_conditional_handles()
+  std::atomic<uint32_t> value{0};
   uint32_t default_value = 0;
   bool assign_default = false;  // CU_GRAPH_COND_ASSIGN_DEFAULT: reset at every launch
-  std::atomic<uint32_t> value{0};
 };
+
+// cudaGraphSetConditional called by a kernel: stores `value` for the conditional nodes that run
+// after the kernel. False, storing nothing, when `handle` is no live conditional handle.
+bool set_conditional_from_device(uint64_t handle, uint32_t value);
 
 // CUgraphConditionalNodeType, in its order.
 enum class ConditionalKind { if_then, while_loop, switch_on };

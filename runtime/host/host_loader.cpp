@@ -10,10 +10,12 @@
 #include <llvm/Support/TargetSelect.h>
 
 #include "ptx/host_abi.h"
+#include "runtime/graph.h"
 #include "runtime/host/device_printf.h"
 #include "runtime/host/fiber.h"
 #include "runtime/host/host_kernel.h"
 #include "runtime/host/texture_sampling.h"
+#include "runtime/host/worker_pool.h"
 #include "runtime/log.h"
 
 namespace xcuda::runtime::host {
@@ -36,6 +38,13 @@ Error llvm_error(ErrorCode code, const std::string& context, llvm::Error error) 
   if (!link_problems.empty()) message += " (" + link_problems + ")";
   link_problems.clear();
   return make_error(code, std::move(message));
+}
+
+// __xcuda_set_conditional (ptx/host_abi.h).
+void device_set_conditional(uint64_t handle, uint32_t value) {
+  if (!set_conditional_from_device(handle, value))
+    abandon_current_block(ErrorCode::illegal_address,
+                          "cudaGraphSetConditional: not a conditional handle");
 }
 
 class HostModule final : public LoadedModule {
@@ -132,6 +141,7 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::vprintf_symbol, &device_vprintf));
   callbacks.insert(callback(abi::assert_fail_symbol, &device_assert_fail));
   callbacks.insert(callback(abi::trap_symbol, &device_trap));
+  callbacks.insert(callback(abi::set_conditional_symbol, &device_set_conditional));
   callbacks.insert(callback(abi::texture_fetch_symbol, &texture_fetch));
   callbacks.insert(callback(abi::surface_load_symbol, &surface_load));
   callbacks.insert(callback(abi::surface_store_symbol, &surface_store));

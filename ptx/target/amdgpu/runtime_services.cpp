@@ -3,8 +3,9 @@
 // barrier is s_barrier between workgroup fences, and warp exchanges use the wavefront itself:
 // the lanes that arrive together are the active lanes of the warp, and a lane reads a peer's
 // offer with ds_bpermute. %envreg reads the grid-workspace kernarg of amdgpu_abi.h, which the
-// kernel passes as the thread-context pointer (kernel_abi.cpp). Counted barriers, mbarriers,
-// printf, assert, textures and surfaces have files of their own.
+// kernel passes as the thread-context pointer (kernel_abi.cpp). cudaGraphSetConditional stores
+// through its handle, which xcuda makes the address of the condition's 32-bit word. Counted
+// barriers, mbarriers, printf, assert, textures and surfaces have files of their own.
 #include <charconv>
 #include <unordered_map>
 
@@ -186,6 +187,19 @@ void replace_warp_calls(llvm::Module& module, const Processor& processor) {
   }
 }
 
+// cudaGraphSetConditional(ctx, &handle, &value): the handle is the address of the condition
+// (runtime/graph.h), which the graph reads on the host once the kernel has ended, so the store
+// is a release at system scope. The word must be reachable from the GPU.
+void define_set_conditional(llvm::Function& function) {
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(function.getContext(), "entry", &function));
+  Value* handle = builder.CreateLoad(builder.getInt64Ty(), function.getArg(1));
+  Value* value = builder.CreateLoad(builder.getInt32Ty(), function.getArg(2));
+  llvm::StoreInst* store = builder.CreateAlignedStore(value, builder.CreateIntToPtr(handle, builder.getPtrTy()), llvm::Align(4));
+  store->setAtomic(llvm::AtomicOrdering::Release);
+  builder.CreateRetVoid();
+  make_inline_body(function);
+}
+
 }  // namespace
 
 std::vector<std::string> define_runtime_services(llvm::Module& module, const Processor& processor,
@@ -205,6 +219,10 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
   for (llvm::Function* function : declarations) {
     std::string_view name = function->getName();
     if (define_device_printf(*function) || define_texture_function(*function)) continue;
+    if (name == "cudaGraphSetConditional" && function->arg_size() == 3) {
+      define_set_conditional(*function);
+      continue;
+    }
     if (function->hasFnAttribute(intrinsics::external_function_attribute)) {
       missing.emplace_back(name);
       continue;

@@ -131,6 +131,18 @@ void define_assert_fail(llvm::Function& function) {
   make_inline_body(function);
 }
 
+// cudaGraphSetConditional(ctx, &handle, &value) → __xcuda_set_conditional(handle, value).
+void define_set_conditional(llvm::Function& function) {
+  llvm::Module& module = *function.getParent();
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", &function));
+  llvm::FunctionCallee runtime = module.getOrInsertFunction(host_abi::set_conditional_symbol, builder.getVoidTy(),
+                                                            builder.getInt64Ty(), builder.getInt32Ty());
+  builder.CreateCall(runtime, {builder.CreateLoad(builder.getInt64Ty(), function.getArg(1)),
+                               builder.CreateLoad(builder.getInt32Ty(), function.getArg(2))});
+  builder.CreateRetVoid();
+  make_inline_body(function);
+}
+
 }  // namespace
 
 std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes) {
@@ -148,6 +160,10 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
     }
     if (name == "__assertfail" && function->arg_size() == 6) {
       define_assert_fail(*function);
+      continue;
+    }
+    if (name == "cudaGraphSetConditional" && function->arg_size() == 3) {
+      define_set_conditional(*function);
       continue;
     }
     if (function->hasFnAttribute(intrinsics::external_function_attribute)) {
