@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
@@ -12,6 +13,7 @@
 
 #include "lower/intrinsics.h"
 #include "target/host/thread_context.h"
+#include "target/host/thread_uniformity.h"
 #include "target/host/warp_exchange.h"
 
 namespace xcuda::ptx::host {
@@ -138,21 +140,36 @@ void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t
   for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
 }
 
-// Special registers (but the clocks, %globaltimer among them) and kernel parameters read the same anywhere in a thread,
-// so a region other than the one reading them reads them again rather than keeping a copy per
-// thread: that is cheaper, and keeps block-uniform values uniform for the vectoriser.
-bool rereadable(const llvm::Value* value, const llvm::Function& function) {
+// Special registers (but the clocks, %globaltimer among them), the shared window and kernel
+// parameters read the same anywhere in a thread, and so does arithmetic on them: a region other
+// than the one computing such a value computes it again rather than keeping a copy per thread.
+// That is cheaper, and keeps what the vectoriser can see through visible: a block-uniform
+// value stays uniform, and an address made from %tid.x stays consecutive across threads.
+// `depth` bounds how much is computed again.
+bool rereadable(const llvm::Value* value, const llvm::Function& function, int depth = 8) {
   if (llvm::isa<llvm::Constant>(value) || llvm::isa<llvm::Argument>(value)) return true;
+  if (depth == 0) return false;
+  auto operands_rereadable = [&](const llvm::User* user) {
+    return std::all_of(user->op_begin(), user->op_end(), [&](const llvm::Use& operand) { return rereadable(operand.get(), function, depth - 1); });
+  };
   if (const auto* call = llvm::dyn_cast<llvm::CallInst>(value)) {
     const llvm::Function* callee = call->getCalledFunction();
-    if (callee == nullptr || !callee->getName().starts_with(intrinsics::special_register_prefix)) return false;
-    std::string_view name = intrinsics::parse_special_register(callee->getName()).name;
-    if (name.starts_with("clock") || name == "globaltimer") return false;
-    return std::all_of(call->arg_begin(), call->arg_end(), [&](const llvm::Use& argument) { return rereadable(argument.get(), function); });
+    if (callee == nullptr) return false;
+    bool pure = callee->isIntrinsic() && call->doesNotAccessMemory();
+    if (!pure && callee->getName() != intrinsics::shared_base) {
+      if (!callee->getName().starts_with(intrinsics::special_register_prefix)) return false;
+      std::string_view name = intrinsics::parse_special_register(callee->getName()).name;
+      if (name.starts_with("clock") || name == "globaltimer") return false;
+    }
+    return std::all_of(call->arg_begin(), call->arg_end(), [&](const llvm::Use& argument) { return rereadable(argument.get(), function, depth - 1); });
   }
-  const llvm::Value* pointer = nullptr;
-  if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(value); load && !load->isVolatile()) pointer = load->getPointerOperand();
-  while (const auto* element = llvm::dyn_cast<llvm::GetElementPtrInst>(pointer == nullptr ? value : pointer)) {
+  if (llvm::isa<llvm::BinaryOperator, llvm::CastInst, llvm::GetElementPtrInst, llvm::CmpInst, llvm::SelectInst>(value) &&
+      operands_rereadable(llvm::cast<llvm::User>(value)))
+    return true;
+  const auto* load = llvm::dyn_cast<llvm::LoadInst>(value);
+  if (load == nullptr || !load->isSimple()) return false;
+  const llvm::Value* pointer = load->getPointerOperand();
+  while (const auto* element = llvm::dyn_cast<llvm::GetElementPtrInst>(pointer)) {
     if (!element->hasAllConstantIndices()) return false;
     pointer = element->getPointerOperand();
   }
@@ -169,8 +186,16 @@ llvm::Value* reread(llvm::Value* value, llvm::Instruction* before) {
 }
 
 // Values used in a region other than the one defining them go through memory, which the next
-// step makes per-thread.
-void spill_values_crossing_regions(llvm::Function& function) {
+// step makes per-thread. Returns the allocations that hold values uniform across the block.
+std::unordered_set<llvm::AllocaInst*> spill_values_crossing_regions(llvm::Function& function, const ThreadUniformity& uniformity) {
+  std::unordered_set<llvm::AllocaInst*> uniform;
+  // A load of a uniform value's slot is as uniform as the value.
+  auto is_uniform = [&](const llvm::Instruction& instruction) {
+    if (uniformity.is_uniform(instruction)) return true;
+    const auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction);
+    const auto* slot = load == nullptr ? nullptr : llvm::dyn_cast<llvm::AllocaInst>(load->getPointerOperand());
+    return slot != nullptr && uniform.contains(const_cast<llvm::AllocaInst*>(slot));
+  };
   // Demoting a phi leaves a load in its place that may cross regions in turn, hence the loop.
   // Demotion never changes the control flow, so the dominator tree stays valid.
   llvm::DominatorTree dominators(function);
@@ -187,7 +212,7 @@ void spill_values_crossing_regions(llvm::Function& function) {
         }
       }
     }
-    if (crossing.empty()) return;
+    if (crossing.empty()) return uniform;
     std::erase_if(crossing, [&](llvm::Instruction* instruction) {
       if (!rereadable(instruction, function)) return false;
       std::vector<llvm::Use*> far;
@@ -201,21 +226,69 @@ void spill_values_crossing_regions(llvm::Function& function) {
       return true;
     });
     for (llvm::Instruction* instruction : crossing) {
-      if (auto* phi = llvm::dyn_cast<llvm::PHINode>(instruction)) llvm::DemotePHIToStack(phi);
-      else llvm::DemoteRegToStack(*instruction);
+      bool uniform_value = is_uniform(*instruction);
+      auto* phi = llvm::dyn_cast<llvm::PHINode>(instruction);
+      llvm::AllocaInst* slot = phi != nullptr ? llvm::DemotePHIToStack(phi) : llvm::DemoteRegToStack(*instruction);
+      if (slot != nullptr && uniform_value) uniform.insert(slot);
     }
   }
+}
+
+// Whether `load` of `slot` runs before any store to it in the same call of the resumable
+// function, on every path: it then reads what the region was entered with.
+bool reads_entry_value(const llvm::LoadInst& load, const llvm::AllocaInst& slot) {
+  std::unordered_set<const llvm::BasicBlock*> after_store;
+  std::vector<const llvm::BasicBlock*> pending;
+  for (const llvm::User* user : slot.users()) {
+    const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
+    if (store == nullptr) continue;
+    if (store->getParent() == load.getParent() && store->comesBefore(&load)) return false;
+    for (const llvm::BasicBlock* successor : llvm::successors(store->getParent())) pending.push_back(successor);
+  }
+  while (!pending.empty()) {
+    const llvm::BasicBlock* block = pending.back();
+    pending.pop_back();
+    if (!after_store.insert(block).second) continue;
+    for (const llvm::BasicBlock* successor : llvm::successors(block)) pending.push_back(successor);
+  }
+  return !after_store.contains(load.getParent());
 }
 
 // Every alloca becomes a slot in the block's storage, which survives between regions. The slots
 // of one alloca for all threads lie side by side (thread t's at t * size), so a loop over the
 // threads of a region reads and writes them at consecutive addresses, which it can vectorise.
-uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
+// A uniform value also has two block-wide copies at the start of the storage: every store
+// writes the first as well ("next"), and the block function copies it to the second ("entry")
+// before each region that all threads run together; there a load that reads what the region
+// was entered with reads the entry copy, the same address for every thread, so that what is
+// computed from it is seen to be uniform.
+StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std::unordered_set<llvm::AllocaInst*>& uniform) {
   const llvm::DataLayout& layout = function.getParent()->getDataLayout();
   std::vector<llvm::AllocaInst*> allocas;
   for (llvm::BasicBlock& block : function)
     for (llvm::Instruction& instruction : block)
       if (auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) allocas.push_back(alloca);
+  auto bytes_of = [&](llvm::AllocaInst* alloca) {
+    uint64_t alignment = alloca->getAlign().value();
+    uint64_t bytes = alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
+    return (bytes + alignment - 1) / alignment * alignment;
+  };
+  auto only_loads_and_stores = [](llvm::AllocaInst* alloca) {
+    return std::all_of(alloca->user_begin(), alloca->user_end(), [&](const llvm::User* user) {
+      const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
+      return llvm::isa<llvm::LoadInst>(user) || (store != nullptr && store->getPointerOperand() == alloca);
+    });
+  };
+  StorageLayout result;
+  std::unordered_map<llvm::AllocaInst*, uint64_t> uniform_offsets;
+  for (llvm::AllocaInst* alloca : allocas) {
+    if (!uniform.contains(alloca) || !only_loads_and_stores(alloca)) continue;
+    result.uniform_bytes = (result.uniform_bytes + 15) / 16 * 16;
+    uniform_offsets[alloca] = result.uniform_bytes;
+    result.uniform_bytes += bytes_of(alloca);
+  }
+  result.uniform_bytes = (result.uniform_bytes + 15) / 16 * 16;
+
   llvm::IRBuilder<> builder(&*function.getEntryBlock().getFirstInsertionPt());
   llvm::Value* context = function.getArg(0);
   auto context_field = [&](uint64_t offset) {
@@ -225,19 +298,35 @@ uint64_t move_allocas_to_thread_storage(llvm::Function& function) {
   llvm::Value* threads = context_field(thread_count_offset);
   llvm::Value* thread = context_field(linear_index_offset);
   llvm::Value* storage = function.getArg(2);
+  llvm::Value* together = function.getArg(4);
+  llvm::Value* per_thread = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, 2 * result.uniform_bytes, "per_thread_storage");
   uint64_t size = 0;
   for (llvm::AllocaInst* alloca : allocas) {
     uint64_t alignment = alloca->getAlign().value();
-    uint64_t bytes = alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
-    bytes = (bytes + alignment - 1) / alignment * alignment;
+    uint64_t bytes = bytes_of(alloca);
     size = (size + alignment - 1) / alignment * alignment;
     llvm::Value* offset = builder.CreateAdd(builder.CreateMul(threads, builder.getInt64(size)), builder.CreateMul(thread, builder.getInt64(bytes)));
-    llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), storage, offset, alloca->getName());
+    llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), per_thread, offset, alloca->getName());
     size += bytes;
+    if (auto found = uniform_offsets.find(alloca); found != uniform_offsets.end()) {
+      llvm::Value* next = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".next");
+      llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, result.uniform_bytes + found->second, alloca->getName() + ".entry");
+      std::vector<llvm::User*> users(alloca->user_begin(), alloca->user_end());
+      for (llvm::User* user : users) {
+        if (auto* store = llvm::dyn_cast<llvm::StoreInst>(user)) {
+          store->clone()->insertAfter(store);
+          llvm::cast<llvm::StoreInst>(store->getNextNode())->setOperand(1, next);
+        } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); reads_entry_value(*load, *alloca)) {
+          llvm::IRBuilder<> at(load);
+          load->setOperand(0, at.CreateSelect(together, entry, slot));
+        }
+      }
+    }
     alloca->replaceAllUsesWith(slot);
   }
   for (llvm::AllocaInst* alloca : allocas) alloca->eraseFromParent();
-  return (size + 15) / 16 * 16;
+  result.bytes_per_thread = (size + 15) / 16 * 16;
+  return result;
 }
 
 }  // namespace
@@ -255,13 +344,14 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
   }
   promote_registers(kernel);
   llvm::Function* resumable = make_resumable(kernel);
+  ThreadUniformity uniformity(*resumable);
   auto resume_points = split_regions(*resumable, cuts);
   add_dispatch(*resumable, resume_points);
-  spill_values_crossing_regions(*resumable);
+  std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
   ResumableKernel result;
   result.function = resumable;
   for (const auto& [number, block] : resume_points) result.resume_points.push_back(number);
-  result.storage_bytes_per_thread = move_allocas_to_thread_storage(*resumable);
+  result.storage = move_allocas_to_thread_storage(*resumable, uniform);
   return result;
 }
 

@@ -25,15 +25,24 @@ inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
 // wait at a block barrier, which must hold them until every warp exchange of the round is over.
 inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
+// The block's storage: 2 * uniform_bytes of block-wide copies of uniform values (see
+// barrier_regions.cpp: the copies stores write, then those the block function makes before a
+// region all threads run together), then bytes_per_thread per thread.
+struct StorageLayout {
+  uint64_t uniform_bytes = 0;     // multiple of 16
+  uint64_t bytes_per_thread = 0;  // multiple of 16
+};
+
 struct ResumableKernel {
   // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point, i1 together): runs the
   // context's thread from resume_point (0 = the start) and returns the next one, or
-  // thread_finished. `storage` is the block's, storage_bytes_per_thread per thread, 16-aligned.
-  // `together` says every unfinished thread of the block resumes at the same point, after a
-  // warp exchange with arrival caches that the caller has filled (emit_known_arrivals), so a
-  // thread need not look at its warp's slots to learn who arrived.
+  // thread_finished. `storage` is the block's (see StorageLayout), 16-aligned.
+  // `together` says every unfinished thread of the block resumes at the same point, and the
+  // caller has prepared for it: copied the uniform values' entry copies (see StorageLayout) and,
+  // after a warp exchange, filled the arrival caches (emit_known_arrivals), so a thread need
+  // not look at its warp's slots to learn who arrived.
   llvm::Function* function = nullptr;
-  uint64_t storage_bytes_per_thread = 0;  // multiple of 16
+  StorageLayout storage;
   std::vector<uint32_t> resume_points;     // all but 0, the start
 };
 

@@ -102,8 +102,10 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   Value* height = builder.CreateZExt(extent[1], wide);
   Value* threads = builder.CreateMul(builder.CreateMul(width, height), builder.CreateZExt(extent[2], wide));
   builder.CreateStore(builder.CreateTrunc(threads, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_count_offset));
-  auto* storage = builder.CreateAlloca(builder.getInt8Ty(), builder.CreateMul(threads, builder.getInt64(kernel.storage_bytes_per_thread)),
-                                       "thread_storage");
+  const uint64_t uniform_bytes = kernel.storage.uniform_bytes;
+  auto* storage = builder.CreateAlloca(
+      builder.getInt8Ty(), builder.CreateAdd(builder.getInt64(2 * uniform_bytes), builder.CreateMul(threads, builder.getInt64(kernel.storage.bytes_per_thread))),
+      "thread_storage");
   storage->setAlignment(llvm::Align(16));
   auto* states = builder.CreateAlloca(i32, threads, "resume_points");
   builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
@@ -173,6 +175,9 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   for (size_t region = 0; region < numbers.size(); ++region) {
     builder.SetInsertPoint(regions[region]);
     Value* current_round = start_round();
+    if (region != 0 && uniform_bytes != 0)
+      builder.CreateMemCpy(builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, uniform_bytes), llvm::Align(16), storage, llvm::Align(16),
+                           uniform_bytes);
     // Every unfinished thread offered at this exchange in the last round: the arrivals are known.
     if (numbers[region] & warp_resume_flag)
       emit_known_arrivals(builder, exchange, thread_count, states, thread_finished, builder.CreateSub(current_round, builder.getInt32(1)),
@@ -310,7 +315,8 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     kernel.eraseFromParent();
   }
   builder.CreateRetVoid();
-  return resumable ? resumable->storage_bytes_per_thread + exchange_bytes_per_thread() : 0;
+  // The block-wide copies of uniform values are counted as if every thread had them: a bound.
+  return resumable ? 2 * resumable->storage.uniform_bytes + resumable->storage.bytes_per_thread + exchange_bytes_per_thread() : 0;
 }
 
 }  // namespace
