@@ -84,6 +84,10 @@ struct WorkerPool::Grid {
   uint64_t shared_bytes = 0;
   uint64_t grid_id = 0;
   std::atomic<uint64_t> next_block{0};
+  // Blocks a worker claims at once: one claim per block would make the workers contend for
+  // next_block's cache line between small blocks. Claims still start blocks in order.
+  uint64_t blocks_per_claim = 1;
+  std::atomic<bool> stopped{false};  // a block failed: blocks not yet started must not start
   unsigned helpers_wanted = 0;  // helpers still to join, guarded by the pool's state_mutex_
   unsigned helpers_active = 0;  // helpers running its blocks, guarded by the pool's state_mutex_
 
@@ -128,6 +132,9 @@ Status WorkerPool::run(const GridWork& work) {
   grid.shared_bytes = round_up(work.static_shared_bytes, 16) + work.shape.dynamic_shared_bytes;
   grid.grid_id = grid_count_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (grid.block_count == 0) return {};
+  // A cooperative grid has a block per worker, each held until all have started.
+  if (!work.shape.cooperative)
+    grid.blocks_per_claim = std::clamp<uint64_t>(grid.block_count / (uint64_t{worker_count_} * 16), 1, 32);
 
   // A cooperative grid's blocks spin in grid.sync() until all have arrived, so each needs a
   // thread of its own for the whole launch: the API admits no more blocks than there are
@@ -226,6 +233,7 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
 
   auto fail = [&](Error error) {
     // Blocks not yet started must not start; those running finish.
+    grid.stopped.store(true, std::memory_order_relaxed);
     grid.next_block.store(grid.block_count, std::memory_order_relaxed);
     std::lock_guard lock(grid.failure_mutex);
     if (grid.failed) return;
@@ -242,21 +250,27 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
 
   const uint64_t row = shape.grid[0];
   const uint64_t plane = row * shape.grid[1];
-  for (;;) {
-    uint64_t block = grid.next_block.fetch_add(1, std::memory_order_relaxed);
-    if (block >= grid.block_count) return;
+  // Whether the block ran to its end; a block that did not fails the grid.
+  auto run_one = [&](uint64_t block) {
     frame.block_index[0] = static_cast<uint32_t>(block % row);
     frame.block_index[1] = static_cast<uint32_t>(block % plane / row);
     frame.block_index[2] = static_cast<uint32_t>(block / plane);
     Interruption interruption{};
-    if (run_block(grid.work.function, grid.work.parameters, frame, interruption)) continue;
+    if (run_block(grid.work.function, grid.work.parameters, frame, interruption)) return true;
     std::string message = "kernel " + std::string(grid.work.kernel_name) + ", block [" +
                           std::to_string(frame.block_index[0]) + "," +
                           std::to_string(frame.block_index[1]) + "," +
                           std::to_string(frame.block_index[2]) + "]: " + interruption.reason;
     logger().error("{}", message);
     fail(make_error(interruption.code, std::move(message)));
-    return;
+    return false;
+  };
+  for (;;) {
+    uint64_t first = grid.next_block.fetch_add(grid.blocks_per_claim, std::memory_order_relaxed);
+    if (first >= grid.block_count) return;
+    const uint64_t end = std::min(first + grid.blocks_per_claim, grid.block_count);
+    for (uint64_t block = first; block < end; ++block)
+      if (grid.stopped.load(std::memory_order_relaxed) || !run_one(block)) return;
   }
 }
 

@@ -43,8 +43,9 @@ class WorkerPool {
 
   unsigned worker_count() const { return worker_count_; }
 
-  // Runs every block of the grid and returns when all are done. Blocks start in increasing
-  // linear order (x fastest), so a block may wait on one started before it. The first block to
+  // Runs every block of the grid and returns when all are done. Workers claim blocks a few at
+  // a time in increasing linear order (x fastest) and run each claim in order, so a block may
+  // wait for any block numbered before it. The first block to
   // fail stops blocks not yet started and its error is returned. Grids launched from several
   // threads run at the same time; idle helpers join the oldest grid that has blocks left.
   Status run(const GridWork& work);
