@@ -66,6 +66,31 @@ __global__ void barrier_votes(const int* in, int* out) {
   mine[2] = any;
 }
 
+// Values the same in every thread, which the host keeps once per block: a counter updated
+// between two barriers and read again before the second, a value the threads carry out of a
+// loop they leave after different trip counts (it differs between them afterwards), and one
+// read after some threads have returned.
+__global__ void uniform_values(const int* in, int* out) {
+  __shared__ int buffer[kThreads];
+  const int thread = threadIdx.x;
+  int step = in[blockIdx.x];  // one word for the whole block
+  int mixed = 0;
+  for (int round = 0; round < 4; ++round) {
+    buffer[thread] = step * thread;
+    __syncthreads();
+    step = step * 3 + 1;
+    const int scaled = buffer[(thread + step) % kThreads] + step;
+    __syncthreads();
+    buffer[thread] = scaled;
+    mixed += scaled & 7;
+  }
+  int walk = step;
+  for (int trip = 0; trip < thread % 5; ++trip) walk = walk * 2 + 1;
+  if (thread >= kThreads - 3) return;
+  __syncthreads();
+  out[blockIdx.x * kThreads + thread] = buffer[(thread * 7) % kThreads] + walk + mixed + step;
+}
+
 int main() {
   const int n = kThreads * kBlocks;
   std::vector<int> in(n), out(n * 3);
@@ -112,6 +137,32 @@ int main() {
       if (out[b * kThreads + t] != want)
         FAIL("early_return block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], want);
     }
+
+  CHECK(cudaMemset(d_out, 0xff, n * sizeof(int)));
+  uniform_values<<<kBlocks, kThreads>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    // The block's threads in lockstep, stretch by stretch between the barriers.
+    std::vector<int> buffer(kThreads), scaled(kThreads), mixed(kThreads, 0);
+    int step = in[b];
+    for (int round = 0; round < 4; ++round) {
+      for (int t = 0; t < kThreads; ++t) buffer[t] = step * t;
+      step = step * 3 + 1;
+      for (int t = 0; t < kThreads; ++t) scaled[t] = buffer[((t + step) % kThreads + kThreads) % kThreads] + step;
+      for (int t = 0; t < kThreads; ++t) {
+        buffer[t] = scaled[t];
+        mixed[t] += scaled[t] & 7;
+      }
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      int walk = step;
+      for (int trip = 0; trip < t % 5; ++trip) walk = walk * 2 + 1;
+      const int want = t >= kThreads - 3 ? -1 : buffer[(t * 7) % kThreads] + walk + mixed[t] + step;
+      if (out[b * kThreads + t] != want)
+        FAIL("uniform_values block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], want);
+    }
+  }
 
   const dim3 shape(32, 8);
   barrier_votes<<<kBlocks, shape>>>(d_in, d_out);
