@@ -81,11 +81,11 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
 }
 
 // Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
-// block that have not exited, so while the unfinished threads all stand at the same resume
-// point (no warp has diverged), each such region runs as a loop over those threads with the
+// block that have not exited, so while all threads stand at the same resume point (no warp has
+// diverged, no thread has exited), each such region runs as a loop over the threads with the
 // region's code inlined and a constant resume point, and the threads' next resume points, if
 // all equal, choose the next loop. Otherwise (warps at different exchanges, threads at
-// different barriers) the block goes on in rounds until they meet again: each round takes
+// different barriers, some threads finished) the block goes on in rounds: each round takes
 // every unfinished thread from where it stopped to its next cut, so no thread passes a barrier
 // before all have reached it. A round in which some thread reached a warp exchange holds the
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
@@ -115,10 +115,12 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   builder.CreateMemSet(exchange, builder.getInt8(0), exchange_bytes, llvm::Align(16));
   builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
   auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
-  // Where the unfinished threads stand: thread_finished counts in the lowest only, so the lowest
-  // is thread_finished when all are, and equals the highest when all stand together.
+  // Where the threads stand: the lowest and highest resume point reached (thread_finished is
+  // above all), equal when all threads stand together or all have finished. A block some of
+  // whose threads finished early goes on in rounds (see run_region_by_region), so a loop over
+  // the threads that stand together never meets a finished one.
   auto* lowest = builder.CreateAlloca(i32, nullptr, "lowest_reached");
-  auto* highest = builder.CreateAlloca(i32, nullptr, "highest_unfinished_reached");
+  auto* highest = builder.CreateAlloca(i32, nullptr, "highest_reached");
   // Round 0 would read as "never written" in the exchange slots.
   auto* round_number = builder.CreateAlloca(i32, nullptr, "round_number");
   builder.CreateStore(builder.getInt32(1), round_number);
@@ -140,8 +142,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     emit_thread_loops(builder, {thread_count, builder.getInt32(1), builder.getInt32(1)}, nullptr, [&](const std::array<Value*, 3>& index) {
       Value* reached = builder.CreateLoad(i32, builder.CreateGEP(i32, states, index[0]));
       builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
-      Value* unfinished = builder.CreateSelect(builder.CreateICmpEQ(reached, finished), builder.getInt32(0), reached);
-      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), unfinished), highest);
+      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), reached), highest);
     });
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
@@ -159,12 +160,11 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   numbers.insert(numbers.end(), kernel.resume_points.begin(), kernel.resume_points.end());
   std::vector<llvm::BasicBlock*> regions;
   for (uint32_t number : numbers) regions.push_back(llvm::BasicBlock::Create(context, "region." + std::to_string(number), block));
-  // After a loop over the threads: on to the region where all unfinished threads stand, or `apart`.
+  // After a loop over the threads: on to the region where all threads stand, or `apart`.
   auto choose_next = [&](llvm::BasicBlock* apart) {
     Value* next = builder.CreateLoad(i32, lowest);
     auto* together = llvm::BasicBlock::Create(context, "threads_together", block);
-    Value* all_finished = builder.CreateICmpEQ(next, finished);
-    builder.CreateCondBr(builder.CreateOr(all_finished, builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest))), together, apart);
+    builder.CreateCondBr(builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest)), together, apart);
     builder.SetInsertPoint(together);
     auto* choose = builder.CreateSwitch(next, round, static_cast<unsigned>(numbers.size()));
     choose->addCase(builder.getInt32(thread_finished), done);
@@ -185,18 +185,9 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
       Value* linear = enter_linear(index);
       Value* state_pointer = builder.CreateGEP(i32, states, linear);
-      auto* next = llvm::BasicBlock::Create(context, "next_thread", block);
-      if (region != 0) {  // threads may have finished since the start
-        auto* run = llvm::BasicBlock::Create(context, "run_thread", block);
-        Value* state = accesses.tag(builder.CreateLoad(i32, state_pointer));
-        builder.CreateCondBr(builder.CreateICmpEQ(state, finished), next, run);
-        builder.SetInsertPoint(run);
-      }
       Value* reached =
           accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region]), builder.getTrue()}));
       accesses.tag(builder.CreateStore(reached, state_pointer));
-      builder.CreateBr(next);
-      builder.SetInsertPoint(next);
     });
     note_all_reached();
     choose_next(mixed);
