@@ -89,10 +89,6 @@ Graph& Node::add_body(std::unique_ptr<Graph> body) {
   return *bodies_.back();
 }
 
-void Node::enqueue(Stream& stream) const {
-  if (work_ && enabled_) work_(stream);
-}
-
 Graph::Graph() { live_graphs().add(this); }
 
 Graph::~Graph() {
@@ -275,49 +271,59 @@ std::string Graph::dot(const std::function<std::string(const Node&)>& describe) 
   return text;
 }
 
-// How an executable graph runs: its nodes in order, child graphs' nodes inlined. A conditional
-// node cannot be decided before the stream reaches it, so it becomes a host function that runs
-// the plan of the body its condition picks on a stream of its own and waits for it, holding
-// back the launching stream meanwhile.
+// How an executable graph runs: its nodes in order, child graphs' nodes inlined, each with
+// what it enqueues. A conditional node cannot be decided before the stream reaches it, so it
+// becomes a host function that runs the plan of the body its condition picks on a stream of its
+// own and waits for it, holding back the launching stream meanwhile.
+//
+// A plan a launch holds is read by the stream running it, so it never changes: see plan_.
+struct GraphExec::Step {
+  NodeWork work;
+  bool enabled = true;
+  // Of a conditional node. The body stream is shared by the copies of the step: launches of an
+  // executable graph run one after another, and the step waits for each body it runs.
+  std::optional<Conditional> conditional;
+  std::vector<std::shared_ptr<Plan>> bodies;
+  std::shared_ptr<Stream> body_stream;
+};
+
 struct GraphExec::Plan {
-  struct Step {
-    Node* node;
-    std::vector<std::unique_ptr<Plan>> bodies;  // of a conditional node
-    std::unique_ptr<Stream> body_stream;        // of a conditional node
-    const Conditional* conditional = nullptr;
-  };
   std::vector<Step> steps;
 
-  static Status build(const Graph& graph, Context& context, Plan& plan,
-                      std::vector<ConditionalHandle*>& defaults);
   void enqueue(Stream& stream) const;
   static void run_conditional(void* step);
 };
 
-Status GraphExec::Plan::build(const Graph& graph, Context& context, Plan& plan,
-                              std::vector<ConditionalHandle*>& defaults) {
+Status GraphExec::build(const Graph& graph, Plan& plan, Route& route) {
   auto sorted = graph.topological_order();
   if (!sorted) return sorted.error();
   for (Node* node : *sorted) {
     if (node->child()) {
-      if (Status inner = build(*node->child(), context, plan, defaults); !inner) return inner;
+      if (Status inner = build(*node->child(), plan, route); !inner) return inner;
       continue;
     }
-    Step step{node, {}, nullptr};
-    if (node->kind() == NodeKind::conditional) {
-      step.conditional = std::any_cast<Conditional>(&node->parameters());
-      if (step.conditional->handle->assign_default)
-        defaults.push_back(step.conditional->handle.get());
-      for (const auto& body : node->bodies()) {
-        step.bodies.push_back(std::make_unique<Plan>());
-        if (Status inner = build(*body, context, *step.bodies.back(), defaults); !inner)
-          return inner;
-      }
-      auto queue = backend().create_queue(context.device());
-      if (!queue)
-        return make_error(ErrorCode::invalid_context, "the backend has no queue for the device");
-      step.body_stream = std::make_unique<Stream>(context, std::move(queue), false, 0);
+    size_t index = plan.steps.size();
+    Step step;
+    if (node->kind() != NodeKind::conditional) {
+      step.work = node->work();
+      locations_.emplace(node, Location{node, route, index});
+      plan.steps.push_back(std::move(step));
+      continue;
     }
+    step.conditional = std::any_cast<const Conditional&>(node->parameters());
+    if (step.conditional->handle->assign_default)
+      defaults_.push_back(step.conditional->handle.get());
+    for (size_t body = 0; body < node->bodies().size(); ++body) {
+      step.bodies.push_back(std::make_shared<Plan>());
+      route.emplace_back(index, body);
+      Status inner = build(*node->bodies()[body], *step.bodies.back(), route);
+      route.pop_back();
+      if (!inner) return inner;
+    }
+    auto queue = backend().create_queue(context_.device());
+    if (!queue)
+      return make_error(ErrorCode::invalid_context, "the backend has no queue for the device");
+    step.body_stream = std::make_shared<Stream>(context_, std::move(queue), false, 0);
     plan.steps.push_back(std::move(step));
   }
   return {};
@@ -327,8 +333,8 @@ void GraphExec::Plan::enqueue(Stream& stream) const {
   for (const Step& step : steps) {
     if (step.conditional)
       stream.queue().host_function(run_conditional, const_cast<Step*>(&step));
-    else
-      step.node->enqueue(stream);
+    else if (step.work && step.enabled)
+      step.work(stream);
   }
 }
 
@@ -354,10 +360,9 @@ void GraphExec::Plan::run_conditional(void* data) {
   }
 }
 
-GraphExec::GraphExec(std::shared_ptr<Graph> graph, std::unique_ptr<Plan> plan,
-                     Context& context, uint64_t flags)
+GraphExec::GraphExec(std::shared_ptr<Graph> graph, Context& context, uint64_t flags)
     : graph_(std::move(graph)),
-      plan_(std::move(plan)),
+      plan_(std::make_shared<Plan>()),
       context_(context),
       flags_(flags),
       previous_launch_(context, false),
@@ -365,12 +370,10 @@ GraphExec::GraphExec(std::shared_ptr<Graph> graph, std::unique_ptr<Plan> plan,
 
 Expected<std::unique_ptr<GraphExec>> GraphExec::instantiate(Graph& graph, Context& context,
                                                             uint64_t flags) {
-  std::shared_ptr<Graph> copy = graph.clone();
-  auto plan = std::make_unique<Plan>();
-  std::vector<ConditionalHandle*> defaults;
-  if (Status built = Plan::build(*copy, context, *plan, defaults); !built) return built.error();
-  std::unique_ptr<GraphExec> exec(new GraphExec(std::move(copy), std::move(plan), context, flags));
-  exec->defaults_ = std::move(defaults);
+  std::unique_ptr<GraphExec> exec(new GraphExec(graph.clone(), context, flags));
+  Route route;
+  if (Status built = exec->build(*exec->graph_, *exec->plan_, route); !built)
+    return built.error();
   graph.set_instantiation(exec->instantiation_);
   return exec;
 }
@@ -382,6 +385,19 @@ struct LaunchHold {
   std::shared_ptr<Graph> graph;
   std::shared_ptr<const void> plan;
 };
+
+// `plan`, replaced first by a copy of it when something else (a launch, another plan) holds it.
+template <class Plan>
+Plan& exclusive(std::shared_ptr<Plan>& plan) {
+  if (plan.use_count() != 1) {
+    plan = std::make_shared<Plan>(*plan);
+  } else {
+    // Whoever held it before (a stream ending a launch) released it with release ordering:
+    // its reads of the plan happen before the writes that follow.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+  return *plan;
+}
 
 }  // namespace
 
@@ -405,7 +421,25 @@ void GraphExec::launch(Stream& stream) {
   previous_launch_.record(stream);
 }
 
-Node* GraphExec::find(const Node& original) const { return graph_->find_clone(original); }
+const Node* GraphExec::find(const Node& original) const { return graph_->find_clone(original); }
+
+GraphExec::Step& GraphExec::writable_step(const Location& location) {
+  Plan* plan = &exclusive(plan_);
+  for (auto [step, body] : location.route) plan = &exclusive(plan->steps[step].bodies[body]);
+  return plan->steps[location.step];
+}
+
+void GraphExec::set_work(const Node& node, NodeWork work, std::any parameters) {
+  const Location& location = locations_.at(&node);
+  writable_step(location).work = work;
+  location.node->set_work(std::move(work), std::move(parameters));
+}
+
+void GraphExec::set_enabled(const Node& node, bool enabled) {
+  const Location& location = locations_.at(&node);
+  writable_step(location).enabled = enabled;
+  location.node->set_enabled(enabled);
+}
 
 namespace {
 
@@ -464,8 +498,7 @@ void take_parameters(const Graph& current, const Graph& replacement) {
   for (size_t i = 0; i < current.nodes().size(); ++i) {
     Node& target = *current.nodes()[i];
     const Node& source = *replacement.nodes()[i];
-    // The executable plan points into a conditional node's parameters, which compare() found
-    // equal: only its bodies change.
+    // compare() found the conditional node's own parameters equal: only its bodies change.
     if (target.kind() == NodeKind::conditional) {
       for (size_t body = 0; body < target.bodies().size(); ++body)
         take_parameters(*target.bodies()[body], *source.bodies()[body]);
@@ -485,6 +518,7 @@ std::optional<UpdateFailure> GraphExec::update(const Graph& graph,
                                                const KernelCompatibility& compatible) {
   if (auto failure = compare(*graph_, graph, compatible)) return failure;
   take_parameters(*graph_, graph);
+  for (const auto& [node, location] : locations_) writable_step(location).work = node->work();
   return std::nullopt;
 }
 

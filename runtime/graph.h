@@ -5,7 +5,9 @@
 // A node's work is opaque here: the API layer describes it with a closure that enqueues it on
 // a stream, plus the parameters it was given (kept for the node's getters). An executable graph
 // runs its nodes in one topological order on the launching stream's queue, which keeps every
-// dependency and orders the whole graph with the stream's other work.
+// dependency and orders the whole graph with the stream's other work. Each launch runs the
+// executable graph as it stood when it was launched, however it changes before the stream
+// reaches the launch.
 #pragma once
 
 #include <any>
@@ -17,6 +19,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "runtime/context.h"
@@ -101,13 +104,13 @@ class Node {
   // Child-graph nodes embed their own copy of the graph they were given.
   Graph* child() const { return child_.get(); }
   void set_child(std::unique_ptr<Graph> child);
+  const NodeWork& work() const { return work_; }
   // A conditional node's bodies, which the node owns: the graphs cuGraphAddNode hands out, in
   // an array of its own.
   const std::vector<std::unique_ptr<Graph>>& bodies() const { return bodies_; }
   Graph* const* body_array() const { return body_array_.data(); }
   Graph& add_body(std::unique_ptr<Graph> body);
-  // Enqueues the node's work, unless it was disabled (cuGraphNodeSetEnabled).
-  void enqueue(Stream& stream) const;
+  // Of a node of an executable graph: whether its launches run it (cuGraphNodeSetEnabled).
   bool enabled() const { return enabled_; }
   void set_enabled(bool enabled) { enabled_ = enabled; }
 
@@ -217,25 +220,49 @@ class GraphExec {
 
   Context& context() const { return context_; }
   uint64_t flags() const { return flags_; }
-  // The executable copy, with every update applied.
+  // The executable copy, with every change applied.
   const Graph& graph() const { return *graph_; }
-  // Enqueues every node on `stream`, after the previous launch of this graph has finished.
-  // The copy lives until the launch has finished, even if this is destroyed first.
+  // Enqueues every node on `stream`, after the previous launch of this graph has finished, as
+  // the nodes stand now: later changes leave this launch alone. What the launch runs lives until
+  // it has finished, even if this is destroyed first.
   void launch(Stream& stream);
   // The executable copy of `original`, a node of the graph this was instantiated from.
-  Node* find(const Node& original) const;
+  const Node* find(const Node& original) const;
+
+  // Changes to the executable copy's nodes, for the launches made after them. Every change goes
+  // through these, which keep the launches made before as they were.
+  // `node` is a node of graph() that is not a conditional or child-graph node.
+  void set_work(const Node& node, NodeWork work, std::any parameters);
+  void set_enabled(const Node& node, bool enabled);
   // Takes every node's parameters from `graph`, which must have the same shape; nothing
   // changes when it does not.
   std::optional<UpdateFailure> update(const Graph& graph, const KernelCompatibility& compatible);
 
  private:
   struct Plan;
-  GraphExec(std::shared_ptr<Graph> graph, std::unique_ptr<Plan> plan, Context& context,
-            uint64_t flags);
+  struct Step;
+  using Route = std::vector<std::pair<size_t, size_t>>;
+  // Where a node's step lies: the conditional nodes' bodies it is in, outermost first, each as
+  // (the conditional node's step, the body's number), then its step in the innermost plan.
+  struct Location {
+    Node* node;
+    Route route;
+    size_t step;
+  };
+
+  GraphExec(std::shared_ptr<Graph> graph, Context& context, uint64_t flags);
+  Status build(const Graph& graph, Plan& plan, Route& route);
+  // The step at `location`, in plans no launch holds (see plan_).
+  Step& writable_step(const Location& location);
 
   std::shared_ptr<Graph> graph_;
-  // The order nodes run in, child graphs' nodes inlined, with what conditional nodes need.
+  // The order nodes run in, child graphs' nodes inlined, with what conditional nodes need: what
+  // the next launch runs. A launch holds the plan it ran until it has finished; a change copies
+  // what launches hold before changing it (copy on write), so only the plans of later launches
+  // change.
   std::shared_ptr<Plan> plan_;
+  // Where each node of graph_ that does work has its step in plan_.
+  std::unordered_map<const Node*, Location> locations_;
   // Conditional handles set to their default value at the start of every launch.
   std::vector<ConditionalHandle*> defaults_;
   Context& context_;

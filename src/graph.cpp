@@ -222,7 +222,7 @@ CUresult check_node(const char* function, CUgraphNode handle, NodeKind kind) {
 
 // The executable graph's copy of `handle`, which must be a node of the kind given.
 CUresult exec_node(const char* function, CUgraphExec exec, CUgraphNode handle, NodeKind kind,
-                   Node*& result) {
+                   const Node*& result) {
   XCUDA_MEMORY_REQUIRE(runtime::live_graph_execs().contains(exec), CUDA_ERROR_INVALID_VALUE,
                 "not a live executable graph");
   if (CUresult status = check_node(function, handle, kind); status != CUDA_SUCCESS) return status;
@@ -505,22 +505,6 @@ CUresult kernel_get(const char* function, CUgraphNode handle, Parameters* result
   return CUDA_SUCCESS;
 }
 
-// Sets a kernel node of a graph, or with `exec`, that node's copy in an executable graph.
-template <class Parameters>
-CUresult kernel_set(const char* function, CUgraphExec exec, CUgraphNode handle,
-                    const Parameters* parameters) {
-  Node* target = as_node(handle);
-  if (CUresult status = exec ? exec_node(function, exec, handle, NodeKind::kernel, target)
-                             : check_node(function, handle, NodeKind::kernel);
-      status != CUDA_SUCCESS)
-    return status;
-  SharedLaunch launch;
-  if (CUresult status = prepare_kernel(function, parameters, launch); status != CUDA_SUCCESS)
-    return status;
-  target->set_work(kernel_work(launch), launch);
-  return CUDA_SUCCESS;
-}
-
 template <class Parameters>
 CUresult add_kernel(const char* function, CUgraphNode* result, CUgraph graph,
                     const CUgraphNode* dependencies, size_t count, const Parameters* parameters) {
@@ -531,20 +515,38 @@ CUresult add_kernel(const char* function, CUgraphNode* result, CUgraph graph,
                   kernel_work(launch), launch);
 }
 
-// Gives a node (of an executable graph when `exec` is set) new work: `prepare` builds it from the
-// caller's parameters and `describe` keeps them for the getters, once they proved valid.
+// Gives a node new work, or with `exec`, that node's copy in an executable graph, for the
+// launches made from now on: `prepare` builds it from the caller's parameters and `describe`
+// keeps them for the getters, once they proved valid.
 template <typename Prepare, typename Describe>
 CUresult set_node(const char* function, CUgraphExec exec, CUgraphNode handle, NodeKind kind,
                   Prepare prepare, Describe describe) {
-  Node* target = as_node(handle);
-  if (CUresult status = exec ? exec_node(function, exec, handle, kind, target)
+  const Node* exec_target = nullptr;
+  if (CUresult status = exec ? exec_node(function, exec, handle, kind, exec_target)
                              : check_node(function, handle, kind);
       status != CUDA_SUCCESS)
     return status;
   runtime::NodeWork work;
   if (CUresult status = prepare(work); status != CUDA_SUCCESS) return status;
-  target->set_work(std::move(work), describe());
+  if (exec)
+    as_exec(exec)->set_work(*exec_target, std::move(work), describe());
+  else
+    as_node(handle)->set_work(std::move(work), describe());
   return CUDA_SUCCESS;
+}
+
+template <class Parameters>
+CUresult kernel_set(const char* function, CUgraphExec exec, CUgraphNode handle,
+                    const Parameters* parameters) {
+  SharedLaunch launch;
+  return set_node(
+      function, exec, handle, NodeKind::kernel,
+      [&](runtime::NodeWork& work) {
+        CUresult status = prepare_kernel(function, parameters, launch);
+        if (status == CUDA_SUCCESS) work = kernel_work(launch);
+        return status;
+      },
+      [&] { return std::any(launch); });
 }
 
 CUresult set_copy(const char* function, CUgraphExec exec, CUgraphNode handle,
@@ -873,7 +875,7 @@ CUresult set_any_node(const char* function, CUgraphExec exec, CUgraphNode node,
 
 // The executable graph's copy of `handle`, which must be one of the kinds that can be disabled.
 CUresult switchable_node(const char* function, CUgraphExec exec, CUgraphNode handle,
-                         Node*& result) {
+                         const Node*& result) {
   XCUDA_MEMORY_REQUIRE(runtime::live_graph_nodes().contains(handle), CUDA_ERROR_INVALID_VALUE,
                        "not a live graph node");
   NodeKind kind = as_node(handle)->kind();
@@ -1480,16 +1482,16 @@ XCUDA_EXPORT CUresult cuGraphExecNodeSetParams(CUgraphExec exec, CUgraphNode nod
 
 XCUDA_EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec exec, CUgraphNode node,
                                             unsigned int enabled) {
-  Node* target = nullptr;
+  const Node* target = nullptr;
   if (CUresult status = switchable_node(__func__, exec, node, target); status != CUDA_SUCCESS)
     return status;
-  target->set_enabled(enabled != 0);
+  as_exec(exec)->set_enabled(*target, enabled != 0);
   return CUDA_SUCCESS;
 }
 XCUDA_EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node,
                                             unsigned int* enabled) {
   XCUDA_REQUIRE(enabled, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
-  Node* target = nullptr;
+  const Node* target = nullptr;
   if (CUresult status = switchable_node(__func__, exec, node, target); status != CUDA_SUCCESS)
     return status;
   *enabled = target->enabled() ? 1 : 0;

@@ -217,6 +217,28 @@ void append_step(void* data) {
   step->order->push_back(step->number);
 }
 
+// Holds a stream back from its construction until open() or its destruction (which waits for
+// the stream to finish): calls made meanwhile find the launches queued before them not yet run.
+class StreamGate {
+ public:
+  explicit StreamGate(CUstream stream) : stream_(stream) {
+    EXPECT_EQ(cuLaunchHostFunc(stream, hold, this), CUDA_SUCCESS);
+  }
+  ~StreamGate() {
+    open();
+    EXPECT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  }
+  void open() {
+    opened_.store(true);
+    opened_.notify_all();
+  }
+
+ private:
+  static void hold(void* data) { static_cast<StreamGate*>(data)->opened_.wait(false); }
+  CUstream stream_;
+  std::atomic<bool> opened_{false};
+};
+
 std::atomic<int> destroyed{0};
 void count_destruction(void*) { destroyed.fetch_add(1); }
 
@@ -345,6 +367,111 @@ TEST_F(GraphResources, ExecutableGraphsUpdateConditionalBodies) {
   EXPECT_EQ(result.errorNode, node);
   EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
   EXPECT_EQ(cuGraphDestroy(other), CUDA_SUCCESS);
+}
+
+// The driver's rule for changes to an executable graph: launches made before a change run with
+// what they were made with, whenever their stream reaches them.
+TEST_F(GraphResources, UpdatesLeaveEarlierLaunchesAlone) {
+  CUgraphConditionalHandle handle = 0;
+  ASSERT_EQ(
+      cuGraphConditionalHandleCreate(&handle, graph_, context_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT),
+      CUDA_SUCCESS);
+  CUgraphNodeParams params = {};
+  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
+  CUgraphNode node = nullptr;
+  ASSERT_EQ(cuGraphAddNode(&node, graph_, nullptr, 0, &params), CUDA_SUCCESS);
+  // The host node two bodies deep: an if node inside the first one's body.
+  CUgraph outer_body = params.conditional.phGraph_out[0];
+  params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
+  CUgraphNode inner = nullptr;
+  ASSERT_EQ(cuGraphAddNode(&inner, outer_body, nullptr, 0, &params), CUDA_SUCCESS);
+  std::vector<int> order;
+  Step first{&order, 1}, second{&order, 2};
+  CUDA_HOST_NODE_PARAMS host = {append_step, &first};
+  CUgraphNode host_node = nullptr;
+  ASSERT_EQ(cuGraphAddHostNode(&host_node, params.conditional.phGraph_out[0], nullptr, 0, &host),
+            CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  {
+    StreamGate gate(stream);
+    ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    host.userData = &second;
+    ASSERT_EQ(cuGraphHostNodeSetParams(host_node, &host), CUDA_SUCCESS);
+    CUgraphExecUpdateResultInfo result = {};
+    ASSERT_EQ(cuGraphExecUpdate_v2(exec, graph_, &result), CUDA_SUCCESS);
+    ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+}
+
+// Every call that changes an executable graph's nodes, made while its earlier launches wait.
+TEST_F(GraphResources, NodeChangesLeaveEarlierLaunchesAlone) {
+  CUdeviceptr memory = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&memory, 64 * sizeof(uint32_t)), CUDA_SUCCESS);
+  CUDA_MEMSET_NODE_PARAMS fill = {memory, 0, 5, 4, 64, 1};
+  CUgraphNode fill_node = nullptr;
+  ASSERT_EQ(cuGraphAddMemsetNode(&fill_node, graph_, nullptr, 0, &fill, context_), CUDA_SUCCESS);
+  unsigned count = 1;
+  void* arguments[] = {&memory, &count};
+  CUDA_KERNEL_NODE_PARAMS add = {};
+  add.func = kernel("add_one");
+  add.gridDimX = add.gridDimY = add.gridDimZ = 1;
+  add.blockDimX = 64;
+  add.blockDimY = add.blockDimZ = 1;
+  add.kernelParams = arguments;
+  CUgraphNode add_node = nullptr;
+  ASSERT_EQ(cuGraphAddKernelNode_v2(&add_node, graph_, &fill_node, 1, &add), CUDA_SUCCESS);
+  std::vector<int> order;
+  Step first{&order, 1}, second{&order, 2}, third{&order, 3};
+  CUDA_HOST_NODE_PARAMS host = {append_step, &first};
+  CUgraphNode host_node = nullptr;
+  ASSERT_EQ(cuGraphAddHostNode(&host_node, graph_, &add_node, 1, &host), CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  uint32_t words[3][2] = {};
+  {
+    StreamGate gate(stream);
+    ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyDtoHAsync_v2(words[0], memory, sizeof words[0], stream), CUDA_SUCCESS);
+
+    fill.value = 7;
+    ASSERT_EQ(cuGraphExecMemsetNodeSetParams(exec, fill_node, &fill, context_), CUDA_SUCCESS);
+    count = 2;
+    ASSERT_EQ(cuGraphExecKernelNodeSetParams_v2(exec, add_node, &add), CUDA_SUCCESS);
+    host.userData = &second;
+    ASSERT_EQ(cuGraphExecHostNodeSetParams(exec, host_node, &host), CUDA_SUCCESS);
+    ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyDtoHAsync_v2(words[1], memory, sizeof words[1], stream), CUDA_SUCCESS);
+
+    ASSERT_EQ(cuGraphNodeSetEnabled(exec, fill_node, 0), CUDA_SUCCESS);
+    CUgraphNodeParams generic = {};
+    generic.type = CU_GRAPH_NODE_TYPE_HOST;
+    generic.host = {append_step, &third};
+    ASSERT_EQ(cuGraphExecNodeSetParams(exec, host_node, &generic), CUDA_SUCCESS);
+    ASSERT_EQ(cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(cuMemcpyDtoHAsync_v2(words[2], memory, sizeof words[2], stream), CUDA_SUCCESS);
+  }
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(words[0][0], 6u);
+  EXPECT_EQ(words[0][1], 5u);
+  EXPECT_EQ(words[1][0], 8u);
+  EXPECT_EQ(words[1][1], 8u);
+  // The fill disabled, the kernel adds to what the second launch left.
+  EXPECT_EQ(words[2][0], 9u);
+  EXPECT_EQ(words[2][1], 9u);
+  EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(memory), CUDA_SUCCESS);
 }
 
 }  // namespace
