@@ -1,9 +1,10 @@
 #include "runtime/array.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <string>
+
+#include "runtime/backend.h"
+#include "runtime/log.h"
 
 namespace xcuda::runtime {
 namespace {
@@ -15,7 +16,6 @@ constexpr size_t max_2d_width = 131072;
 constexpr size_t max_2d_height = 65536;
 constexpr size_t max_3d_extent = 16384;
 constexpr size_t max_layers = 2048;
-constexpr size_t storage_alignment = 64;
 
 Error invalid(std::string message) { return make_error(ErrorCode::invalid_value, std::move(message)); }
 
@@ -73,10 +73,19 @@ Expected<ElementFormat> element_format(uint32_t format, uint32_t channels) {
   }
 }
 
-Array::Array(const ArrayDescription& description, const ElementFormat& element, bool mipmap_level)
-    : description_(description), element_(element), mipmap_level_(mipmap_level) {}
+Array::Array(Backend& backend, int device, const ArrayDescription& description,
+             const ElementFormat& element, bool mipmap_level)
+    : backend_(backend),
+      device_(device),
+      description_(description),
+      element_(element),
+      mipmap_level_(mipmap_level) {}
 
-Array::~Array() { std::free(data_); }
+Array::~Array() {
+  if (!data_) return;
+  if (Status released = backend_.release(device_, data_); !released)
+    logger().error("CUDA array storage on device {}: {}", device_, released.error().message);
+}
 
 size_t Array::depth() const {
   return description_.flags & (array_layered | array_cubemap) ? 1 : slice_count();
@@ -84,7 +93,8 @@ size_t Array::depth() const {
 
 size_t Array::layers() const { return description_.flags & array_layered ? slice_count() : 0; }
 
-Expected<std::unique_ptr<Array>> Array::create(const ArrayDescription& description,
+Expected<std::unique_ptr<Array>> Array::create(Backend& backend, int device,
+                                               const ArrayDescription& description,
                                                bool mipmap_level) {
   constexpr uint32_t known_flags =
       array_layered | array_surface_load_store | array_cubemap | array_texture_gather;
@@ -95,21 +105,18 @@ Expected<std::unique_ptr<Array>> Array::create(const ArrayDescription& descripti
   if (Status status = check_extents(description); !status) return status.error();
   Expected<ElementFormat> element = element_format(description.format, description.channels);
   if (!element) return element.error();
-  std::unique_ptr<Array> array(new Array(description, *element, mipmap_level));
+  std::unique_ptr<Array> array(new Array(backend, device, description, *element, mipmap_level));
   array->description_.channels = element->channels;
   array->row_pitch_ = description.width * element->bytes();
-  // Extents are bounded above, so this cannot overflow.
-  size_t bytes = (array->bytes() + storage_alignment - 1) / storage_alignment * storage_alignment;
-  array->data_ = static_cast<unsigned char*>(std::aligned_alloc(storage_alignment, bytes));
-  if (!array->data_)
-    return make_error(ErrorCode::out_of_memory, "no memory for a " + std::to_string(bytes) +
-                                                    "-byte array");
-  std::memset(array->data_, 0, bytes);
+  // Extents are bounded above, so bytes() cannot overflow.
+  Expected<void*> storage = backend.allocate_zeroed(device, array->bytes());
+  if (!storage) return storage.error();
+  array->data_ = static_cast<unsigned char*>(*storage);
   return array;
 }
 
 Expected<std::unique_ptr<MipmappedArray>> MipmappedArray::create(
-    const ArrayDescription& description, uint32_t levels) {
+    Backend& backend, int device, const ArrayDescription& description, uint32_t levels) {
   size_t largest = std::max({description.width, description.height,
                              description.flags & (array_layered | array_cubemap) ? 0 : description.depth});
   uint32_t possible = 1;
@@ -121,7 +128,7 @@ Expected<std::unique_ptr<MipmappedArray>> MipmappedArray::create(
   ArrayDescription level = description;
   bool keeps_depth = description.flags & (array_layered | array_cubemap);
   for (uint32_t index = 0; index < levels; ++index) {
-    Expected<std::unique_ptr<Array>> array = Array::create(level, true);
+    Expected<std::unique_ptr<Array>> array = Array::create(backend, device, level, true);
     if (!array) return array.error();
     result->levels_.push_back(std::move(*array));
     level.width = std::max<size_t>(1, level.width / 2);

@@ -1,6 +1,6 @@
 // CUDA arrays: opaque, typed storage for textures and surfaces (1D, 2D, 3D, layered, cubemap,
-// and the levels of mipmapped arrays). On the host backend an array is plain memory with rows
-// packed back to back; only textures, surfaces and array copies ever see its layout.
+// and the levels of mipmapped arrays). An array is memory of its device, from the backend, with
+// rows packed back to back; only textures, surfaces and array copies ever see its layout.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,8 @@
 #include "runtime/status.h"
 
 namespace xcuda::runtime {
+
+class Backend;
 
 enum class ChannelKind : uint8_t { unsigned_integer, signed_integer, floating };
 
@@ -49,8 +51,10 @@ struct ArrayDescription {
 
 class Array {
  public:
-  // Checks the description (dimensions, format, flags) and allocates zeroed storage.
-  static Expected<std::unique_ptr<Array>> create(const ArrayDescription& description,
+  // Checks the description (dimensions, format, flags) and takes zeroed storage on `device`
+  // from `backend`, which gets it back when the array is destroyed and must outlive it.
+  static Expected<std::unique_ptr<Array>> create(Backend& backend, int device,
+                                                 const ArrayDescription& description,
                                                  bool mipmap_level = false);
   ~Array();
   Array(const Array&) = delete;
@@ -58,6 +62,7 @@ class Array {
 
   const ArrayDescription& description() const { return description_; }
   const ElementFormat& element() const { return element_; }
+  // Device memory: only the backend's queues and kernels may touch it.
   unsigned char* data() const { return data_; }
   // Extents in elements, at least 1 each; `layers` is 0 unless the array is layered.
   size_t width() const { return description_.width; }
@@ -73,8 +78,11 @@ class Array {
   bool is_mipmap_level() const { return mipmap_level_; }
 
  private:
-  Array(const ArrayDescription& description, const ElementFormat& element, bool mipmap_level);
+  Array(Backend& backend, int device, const ArrayDescription& description,
+        const ElementFormat& element, bool mipmap_level);
 
+  Backend& backend_;
+  int device_;
   ArrayDescription description_;
   ElementFormat element_;
   bool mipmap_level_;
@@ -86,7 +94,8 @@ class MipmappedArray {
  public:
   // Level 0 has the description's extents; each further level halves them (at least 1), except
   // the layer count of a layered array.
-  static Expected<std::unique_ptr<MipmappedArray>> create(const ArrayDescription& description,
+  static Expected<std::unique_ptr<MipmappedArray>> create(Backend& backend, int device,
+                                                          const ArrayDescription& description,
                                                           uint32_t levels);
 
   const ArrayDescription& description() const { return levels_.front()->description(); }

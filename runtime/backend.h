@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +16,10 @@
 #include "runtime/status.h"
 
 namespace xcuda::runtime {
+
+struct StridedCopy;
+struct StridedFill;
+struct TextureDescriptor;
 
 struct LaunchShape {
   uint32_t grid[3] = {1, 1, 1};
@@ -49,6 +54,11 @@ class Queue {
   virtual void copy(void* destination, const void* source, size_t bytes) = 0;
   // Repeats a 1-, 2- or 4-byte pattern `count` times.
   virtual void fill(void* destination, uint32_t pattern, uint32_t pattern_bytes, size_t count) = 0;
+  // Rectangular copies and fills (strided_copy.h), each ONE piece of work however many rows it
+  // has. By default a host function copies with the CPU, which only suits a backend whose device
+  // memory is host memory (strided_copy.cpp).
+  virtual void copy_region(const StridedCopy& copy);
+  virtual void fill_region(const StridedFill& fill);
   // `parameters` is the kernel's packed .param buffer, laid out as its KernelInfo says.
   virtual void launch(LoadedKernel& kernel, const LaunchShape& shape,
                       std::vector<uint8_t> parameters) = 0;
@@ -68,6 +78,22 @@ class Backend {
 
   virtual Expected<void*> allocate(int device, size_t bytes) = 0;
   virtual Status release(int device, void* pointer) = 0;
+  // Zeroed memory where this backend's kernels can read and write it, for the texels of a CUDA
+  // array (rows back to back, as runtime::Array lays them out); release() frees it. A backend
+  // whose device memory is host memory needs nothing more than allocate().
+  virtual Expected<void*> allocate_zeroed(int device, size_t bytes) {
+    Expected<void*> pointer = allocate(device, bytes);
+    if (pointer) std::memset(*pointer, 0, bytes);
+    return pointer;
+  }
+  // The 64-bit CUtexObject/CUsurfObject through which kernels on `device` read `texture`, whose
+  // images lie in memory from allocate() or allocate_zeroed(); `texture` outlives the object.
+  // Host code reads the TextureDescriptor itself.
+  virtual Expected<uint64_t> create_texture_object(int /*device*/,
+                                                   const TextureDescriptor& texture) {
+    return reinterpret_cast<uint64_t>(&texture);
+  }
+  virtual Status destroy_texture_object(int /*device*/, uint64_t /*object*/) { return {}; }
   // Makes the allocation at `pointer` mappable by other processes (CUDA IPC), keeping its
   // address and contents: the file behind it, which the backend keeps open until the allocation
   // is released, and that file's size.

@@ -23,6 +23,8 @@ enum class ErrorCode {
   launch_failed,
   assertion_failed,  // a device-side assert(): CUDA_ERROR_ASSERT
   launch_out_of_resources,
+  // A cooperative grid whose blocks cannot all run on the device at once.
+  cooperative_launch_too_large,
   not_ready,
   illegal_state,
   // Stream capture and graphs, as the CUDA_ERROR_STREAM_CAPTURE_* codes say.

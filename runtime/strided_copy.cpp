@@ -4,6 +4,7 @@
 #include <memory>
 
 namespace xcuda::runtime {
+namespace {
 
 void run(const StridedCopy& copy) {
   const StridedRegion& region = copy.region;
@@ -27,11 +28,9 @@ void run(const StridedFill& fill) {
   }
 }
 
-namespace {
-
 // The queue's host functions take a plain pointer: the work owns its description until it ran.
 template <class Work>
-void enqueue_work(Queue& queue, const Work& work) {
+void run_on_host(Queue& queue, const Work& work) {
   auto* owned = new Work(work);
   queue.host_function(
       [](void* data) {
@@ -43,7 +42,7 @@ void enqueue_work(Queue& queue, const Work& work) {
 
 }  // namespace
 
-void enqueue(Queue& queue, const StridedCopy& copy) { enqueue_work(queue, copy); }
-void enqueue(Queue& queue, const StridedFill& fill) { enqueue_work(queue, fill); }
+void Queue::copy_region(const StridedCopy& copy) { run_on_host(*this, copy); }
+void Queue::fill_region(const StridedFill& fill) { run_on_host(*this, fill); }
 
 }  // namespace xcuda::runtime

@@ -1,6 +1,7 @@
-// Copies and fills of rectangular regions (cuMemcpy2D/3D, cuMemsetD2D*), queued on a stream as
-// ONE piece of work however many rows they have, so that a 3D copy costs one enqueue and runs
-// in order with the stream's other work.
+// Copies and fills of rectangular regions (cuMemcpy2D/3D, cuMemsetD2D*, and copies into and out
+// of CUDA arrays), queued on a stream by Queue::copy_region and Queue::fill_region as ONE piece
+// of work however many rows they have, so that a 3D copy costs one enqueue and runs in order
+// with the stream's other work.
 #pragma once
 
 #include <cstddef>
@@ -37,11 +38,8 @@ struct StridedFill {
   uint32_t pattern_bytes = 1;
 };
 
-void run(const StridedCopy& copy);
-void run(const StridedFill& fill);
-
-// Queue the work; the queue runs it after everything already queued.
-void enqueue(Queue& queue, const StridedCopy& copy);
-void enqueue(Queue& queue, const StridedFill& fill);
+// src/graph.cpp's memcpy and memset nodes queue their work through these.
+inline void enqueue(Queue& queue, const StridedCopy& copy) { queue.copy_region(copy); }
+inline void enqueue(Queue& queue, const StridedFill& fill) { queue.fill_region(fill); }
 
 }  // namespace xcuda::runtime

@@ -30,6 +30,7 @@ CUresult to_result(ErrorCode code) {
     case ErrorCode::illegal_address: return CUDA_ERROR_ILLEGAL_ADDRESS;
     case ErrorCode::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
     case ErrorCode::launch_out_of_resources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case ErrorCode::cooperative_launch_too_large: return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     case ErrorCode::not_ready: return CUDA_ERROR_NOT_READY;
     case ErrorCode::assertion_failed: return CUDA_ERROR_ASSERT;
     case ErrorCode::illegal_state: return CUDA_ERROR_ILLEGAL_STATE;

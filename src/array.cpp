@@ -1,6 +1,5 @@
-// CUDA arrays: cuArrayCreate, cuArray3DCreate, cuMipmappedArrayCreate and their queries. Arrays
-// live in host memory, so only the host backend has them; on an AMD GPU these answer
-// CUDA_ERROR_NOT_SUPPORTED and say so.
+// CUDA arrays: cuArrayCreate, cuArray3DCreate, cuMipmappedArrayCreate and their queries. An
+// array's storage is memory of the current context's device, from the backend.
 #include "src/array.h"
 
 #include "src/memory.h"
@@ -73,16 +72,6 @@ CUresult locate_array_bytes(const char* function, CUarray handle, size_t offset,
 
 namespace {
 
-// Arrays need a current context and live in host memory, which only the host backend runs on.
-CUresult check_can_create(const char* function) {
-  CUresult status;
-  if (!api::current_context(function, status)) return status;
-  if (runtime::backend().compile_target() != ptx::Target::host)
-    return api::fail(function, CUDA_ERROR_NOT_SUPPORTED,
-                     "CUDA arrays are only supported on the host backend so far");
-  return CUDA_SUCCESS;
-}
-
 ArrayDescription description_of(const CUDA_ARRAY3D_DESCRIPTOR& descriptor) {
   return ArrayDescription{descriptor.Width, descriptor.Height, descriptor.Depth,
                           static_cast<uint32_t>(descriptor.Format), descriptor.NumChannels,
@@ -91,8 +80,11 @@ ArrayDescription description_of(const CUDA_ARRAY3D_DESCRIPTOR& descriptor) {
 
 CUresult create_array(const char* function, CUarray* result, const ArrayDescription& description) {
   XCUDA_MEMORY_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
-  if (CUresult status = check_can_create(function); status != CUDA_SUCCESS) return status;
-  Expected<std::unique_ptr<Array>> array = Array::create(description);
+  CUresult status;
+  runtime::Context* context = api::current_context(function, status);
+  if (!context) return status;
+  Expected<std::unique_ptr<Array>> array =
+      Array::create(runtime::backend(), context->device(), description);
   if (!array) return api::fail(function, array.error());
   Array* created = array->release();
   runtime::live_arrays().add(created);
@@ -152,9 +144,11 @@ XCUDA_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* result,
                                              const CUDA_ARRAY3D_DESCRIPTOR* descriptor,
                                              unsigned int levels) {
   XCUDA_REQUIRE(result && descriptor, CUDA_ERROR_INVALID_VALUE, "null pointer");
-  if (CUresult status = check_can_create(__func__); status != CUDA_SUCCESS) return status;
-  Expected<std::unique_ptr<MipmappedArray>> mipmapped =
-      MipmappedArray::create(description_of(*descriptor), levels);
+  CUresult status;
+  runtime::Context* context = api::current_context(__func__, status);
+  if (!context) return status;
+  Expected<std::unique_ptr<MipmappedArray>> mipmapped = MipmappedArray::create(
+      runtime::backend(), context->device(), description_of(*descriptor), levels);
   if (!mipmapped) return api::fail(__func__, mipmapped.error());
   MipmappedArray* created = mipmapped->release();
   runtime::live_mipmapped_arrays().add(created);

@@ -81,7 +81,8 @@ CUresult resolve_side(const char* function, const StridedRegion& region, const C
   return CUDA_SUCCESS;
 }
 
-// An array side becomes the (host) memory behind it, at the copy's origin.
+// An array side becomes the memory behind it, at the copy's origin: to the queue, an array's
+// texels are memory like any other of its device's.
 CUresult bind_array(const char* function, const StridedRegion& region, CopySide& side,
                     const char* which) {
   if (side.type != CU_MEMORYTYPE_ARRAY) return CUDA_SUCCESS;
@@ -132,7 +133,7 @@ CUresult copy_region(const char* function, const CopyShape& shape, CUstream stre
   runtime::StridedCopy copy;
   if (CUresult status = prepare_copy(function, shape, copy); status != CUDA_SUCCESS) return status;
   return api::submit(function, stream, per_thread, synchronous, runtime::NodeKind::memcpy,
-                     [=](runtime::Queue& queue) { runtime::enqueue(queue, copy); });
+                     [=](runtime::Queue& queue) { queue.copy_region(copy); });
 }
 
 CUresult copy_2d(const char* function, const CUDA_MEMCPY2D* copy, CUstream stream, bool per_thread,
@@ -268,7 +269,7 @@ CUresult fill_2d(const char* function, CUdeviceptr destination, size_t pitch, ui
       status != CUDA_SUCCESS)
     return status;
   return api::submit(function, stream, per_thread, synchronous, runtime::NodeKind::memset,
-                     [=](runtime::Queue& queue) { runtime::enqueue(queue, fill); });
+                     [=](runtime::Queue& queue) { queue.fill_region(fill); });
 }
 
 }  // namespace

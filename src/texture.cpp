@@ -1,7 +1,8 @@
-// Texture and surface objects: cuTexObject* and cuSurfObject*. A handle is the address of the
-// runtime's immutable TextureDescriptor, which generated code hands to the sampling functions;
-// the API's own descriptors are kept beside it so that the Get* queries return them unchanged.
-// Like arrays, objects exist on the host backend only.
+// Texture and surface objects: cuTexObject* and cuSurfObject*. The backend makes the handle
+// from the runtime's immutable TextureDescriptor (on the host its address, which generated code
+// hands to the sampling functions; on an AMD GPU the device address of a copy in the GPU's
+// form); the API's own descriptors are kept beside it, under the handle, so that the Get*
+// queries return them unchanged.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -20,6 +21,7 @@ namespace {
 
 struct TextureObject {
   std::unique_ptr<TextureDescriptor> descriptor;
+  int device = 0;
   CUDA_RESOURCE_DESC resource{};
   CUDA_TEXTURE_DESC texture{};
   CUDA_RESOURCE_VIEW_DESC view{};
@@ -28,11 +30,9 @@ struct TextureObject {
 
 class ObjectTable {
  public:
-  uint64_t add(TextureObject object) {
+  void add(uint64_t handle, TextureObject object) {
     std::lock_guard lock(mutex_);
-    auto handle = reinterpret_cast<uint64_t>(object.descriptor.get());
     objects_.emplace(handle, std::move(object));
-    return handle;
   }
   // A copy of what the application described, or nothing when `handle` is not a live object of
   // that kind.
@@ -41,14 +41,18 @@ class ObjectTable {
     auto found = objects_.find(handle);
     if (found == objects_.end() || found->second.is_surface != is_surface) return std::nullopt;
     const TextureObject& object = found->second;
-    return TextureObject{nullptr, object.resource, object.texture, object.view, object.is_surface};
+    return TextureObject{nullptr,        object.device, object.resource,
+                         object.texture, object.view,   object.is_surface};
   }
-  bool remove(uint64_t handle, bool is_surface) {
+  // The object, no longer in the table, or nothing when `handle` is not a live object of that
+  // kind.
+  std::optional<TextureObject> take(uint64_t handle, bool is_surface) {
     std::lock_guard lock(mutex_);
     auto found = objects_.find(handle);
-    if (found == objects_.end() || found->second.is_surface != is_surface) return false;
+    if (found == objects_.end() || found->second.is_surface != is_surface) return std::nullopt;
+    TextureObject object = std::move(found->second);
     objects_.erase(found);
-    return true;
+    return object;
   }
 
  private:
@@ -159,12 +163,26 @@ bool is_whole_resource_view(const CUDA_RESOURCE_VIEW_DESC& view, const TextureDe
          (base.layers == 0 || view.lastLayer + 1 == base.layers);
 }
 
-CUresult check_can_create(const char* function) {
-  CUresult status;
-  if (!api::current_context(function, status)) return status;
-  if (runtime::backend().compile_target() != ptx::Target::host)
-    return api::fail(function, CUDA_ERROR_NOT_SUPPORTED,
-                     "texture and surface objects are only supported on the host backend so far");
+// Has the backend make the object's handle on its device, for the application (CUsurfObject
+// and CUtexObject are one type).
+CUresult publish(const char* function, TextureObject object, CUtexObject& result) {
+  Expected<uint64_t> handle =
+      runtime::backend().create_texture_object(object.device, *object.descriptor);
+  if (!handle) return api::fail(function, handle.error());
+  objects().add(*handle, std::move(object));
+  result = *handle;
+  return CUDA_SUCCESS;
+}
+
+// The backend's object goes before the descriptor it was made from.
+CUresult destroy(const char* function, uint64_t handle, bool is_surface) {
+  std::optional<TextureObject> object = objects().take(handle, is_surface);
+  if (!object)
+    return api::fail(function, CUDA_ERROR_INVALID_HANDLE,
+                     is_surface ? "not a live surface object" : "not a live texture object");
+  if (Status destroyed = runtime::backend().destroy_texture_object(object->device, handle);
+      !destroyed)
+    return api::fail(function, destroyed.error());
   return CUDA_SUCCESS;
 }
 
@@ -174,7 +192,9 @@ XCUDA_EXPORT CUresult cuTexObjectCreate(CUtexObject* result, const CUDA_RESOURCE
                                         const CUDA_TEXTURE_DESC* texture,
                                         const CUDA_RESOURCE_VIEW_DESC* view) {
   XCUDA_REQUIRE(result && resource && texture, CUDA_ERROR_INVALID_VALUE, "null pointer");
-  if (CUresult status = check_can_create(__func__); status != CUDA_SUCCESS) return status;
+  CUresult current;
+  runtime::Context* context = api::current_context(__func__, current);
+  if (!context) return current;
   runtime::TextureResource memory;
   if (CUresult status = resource_of(__func__, *resource, memory); status != CUDA_SUCCESS)
     return status;
@@ -188,16 +208,13 @@ XCUDA_EXPORT CUresult cuTexObjectCreate(CUtexObject* result, const CUDA_RESOURCE
     XCUDA_REQUIRE(is_whole_resource_view(*view, **descriptor), CUDA_ERROR_NOT_SUPPORTED,
                   "resource views that reinterpret or select part of a resource are not "
                   "supported yet");
-  TextureObject object{std::move(*descriptor), *resource, *texture, {}, false};
+  TextureObject object{std::move(*descriptor), context->device(), *resource, *texture, {}, false};
   if (view) object.view = *view;
-  *result = objects().add(std::move(object));
-  return CUDA_SUCCESS;
+  return publish(__func__, std::move(object), *result);
 }
 
 XCUDA_EXPORT CUresult cuTexObjectDestroy(CUtexObject handle) {
-  XCUDA_REQUIRE(objects().remove(handle, false), CUDA_ERROR_INVALID_HANDLE,
-                "not a live texture object");
-  return CUDA_SUCCESS;
+  return destroy(__func__, handle, false);
 }
 
 XCUDA_EXPORT CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* result, CUtexObject handle) {
@@ -228,7 +245,9 @@ XCUDA_EXPORT CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* re
 XCUDA_EXPORT CUresult cuSurfObjectCreate(CUsurfObject* result,
                                          const CUDA_RESOURCE_DESC* resource) {
   XCUDA_REQUIRE(result && resource, CUDA_ERROR_INVALID_VALUE, "null pointer");
-  if (CUresult status = check_can_create(__func__); status != CUDA_SUCCESS) return status;
+  CUresult current;
+  runtime::Context* context = api::current_context(__func__, current);
+  if (!context) return current;
   XCUDA_REQUIRE(resource->resType == CU_RESOURCE_TYPE_ARRAY, CUDA_ERROR_INVALID_VALUE,
                 "a surface object needs an array resource");
   XCUDA_REQUIRE(resource->flags == 0, CUDA_ERROR_INVALID_VALUE,
@@ -238,14 +257,13 @@ XCUDA_EXPORT CUresult cuSurfObjectCreate(CUsurfObject* result,
   if (!array) return status;
   Expected<std::unique_ptr<TextureDescriptor>> descriptor = runtime::create_surface(*array);
   if (!descriptor) return api::fail(__func__, descriptor.error());
-  *result = objects().add(TextureObject{std::move(*descriptor), *resource, {}, {}, true});
-  return CUDA_SUCCESS;
+  return publish(
+      __func__, TextureObject{std::move(*descriptor), context->device(), *resource, {}, {}, true},
+      *result);
 }
 
 XCUDA_EXPORT CUresult cuSurfObjectDestroy(CUsurfObject handle) {
-  XCUDA_REQUIRE(objects().remove(handle, true), CUDA_ERROR_INVALID_HANDLE,
-                "not a live surface object");
-  return CUDA_SUCCESS;
+  return destroy(__func__, handle, true);
 }
 
 XCUDA_EXPORT CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* result,

@@ -8,6 +8,7 @@
 #include "runtime/hip/hip_errors.h"
 #include "runtime/hip/hip_module.h"
 #include "runtime/hip/hip_queue.h"
+#include "runtime/hip/hip_texture.h"
 #include "runtime/log.h"
 
 namespace xcuda::runtime::hip {
@@ -27,6 +28,13 @@ std::vector<int> choose_ordinals(const std::vector<int>& device_map, int hip_dev
   std::vector<int> identity(static_cast<size_t>(hip_device_count));
   std::iota(identity.begin(), identity.end(), 0);
   return identity;
+}
+
+// hipMemset and hipMemcpy run on the null stream, which our non-blocking streams do not wait for,
+// and may return before the device is done, as CUDA's do; work queued next must see the result.
+Status finish_null_stream(const HipFunctions& functions) {
+  return check_hip(functions, functions.stream_synchronize(nullptr),
+                   "hipStreamSynchronize of the null stream");
 }
 
 }  // namespace
@@ -69,6 +77,40 @@ Expected<void*> HipBackend::allocate(int device, size_t bytes) {
   return pointer;
 }
 
+Expected<void*> HipBackend::allocate_zeroed(int device, size_t bytes) {
+  Expected<void*> pointer = allocate(device, bytes);
+  if (!pointer) return pointer;
+  // allocate() left the device current.
+  Status status = check_hip(functions_, functions_.memset(*pointer, 0, bytes),
+                            fmt::format("hipMemset of {} bytes", bytes));
+  if (status) status = finish_null_stream(functions_);
+  if (!status) {
+    (void)functions_.free(*pointer);
+    return status.error();
+  }
+  return pointer;
+}
+
+Expected<uint64_t> HipBackend::create_texture_object(int device, const TextureDescriptor& texture) {
+  Expected<ptx::amdgpu_abi::TextureObject> encoded = encode_texture_object(texture);
+  if (!encoded) return encoded.error();
+  Expected<void*> block = allocate(device, sizeof *encoded);
+  if (!block) return block.error();
+  Status status = check_hip(
+      functions_, functions_.memcpy(*block, &*encoded, sizeof *encoded, hip_memcpy_default),
+      "hipMemcpy of a texture descriptor");
+  if (status) status = finish_null_stream(functions_);
+  if (!status) {
+    (void)functions_.free(*block);
+    return status.error();
+  }
+  return reinterpret_cast<uint64_t>(*block);
+}
+
+Status HipBackend::destroy_texture_object(int device, uint64_t object) {
+  return release(device, reinterpret_cast<void*>(object));
+}
+
 Status HipBackend::release(int device, void* pointer) {
   Expected<int> ordinal = hip_ordinal(device);
   if (!ordinal) return ordinal.error();
@@ -81,7 +123,8 @@ Status HipBackend::release(int device, void* pointer) {
 std::unique_ptr<Queue> HipBackend::create_queue(int device) {
   Expected<int> ordinal = hip_ordinal(device);
   if (!ordinal) return nullptr;
-  return HipQueue::create(functions_, *ordinal);
+  return HipQueue::create(functions_, *ordinal,
+                          devices_[static_cast<size_t>(device)].properties.multiprocessor_count);
 }
 
 ptx::CompileOptions HipBackend::compile_options(int device) const {

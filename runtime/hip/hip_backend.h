@@ -38,8 +38,14 @@ class HipBackend final : public Backend {
 
   Expected<void*> allocate(int device, size_t bytes) override;
   Status release(int device, void* pointer) override;
+  Expected<void*> allocate_zeroed(int device, size_t bytes) override;
+  // The device address of the texture's amdgpu_abi::TextureObject (hip_texture.h), copied to
+  // memory of its own, which destroy_texture_object() frees.
+  Expected<uint64_t> create_texture_object(int device, const TextureDescriptor& texture) override;
+  Status destroy_texture_object(int device, uint64_t object) override;
 
-  // Null for an unknown device or when HIP refuses a stream.
+  // Null for an unknown device or when HIP refuses a stream. Cooperative launches on the queue
+  // are bounded by the device's compute units.
   std::unique_ptr<Queue> create_queue(int device) override;
   // `compiled` holds a code object compiled with compile_options(device).
   Expected<std::unique_ptr<LoadedModule>> load_module(int device,

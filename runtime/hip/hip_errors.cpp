@@ -21,6 +21,7 @@ ErrorCode translate_hip_error(int error) {
     case hip_error_not_ready: return ErrorCode::not_ready;
     case hip_error_illegal_address: return ErrorCode::illegal_address;
     case hip_error_launch_out_of_resources: return ErrorCode::launch_out_of_resources;
+    case hip_error_cooperative_launch_too_large: return ErrorCode::cooperative_launch_too_large;
     case hip_error_assert: return ErrorCode::assertion_failed;
     case hip_error_launch_failure: return ErrorCode::launch_failed;
     case hip_error_not_supported: return ErrorCode::not_supported;

@@ -61,10 +61,13 @@ Expected<HipFunctions> resolve(void* library, std::string_view library_name) {
   }
   resolver.required("hipMalloc", functions.malloc);
   resolver.required("hipFree", functions.free);
+  resolver.required("hipMemcpy", functions.memcpy);
+  resolver.required("hipMemset", functions.memset);
   resolver.required("hipMemcpyAsync", functions.memcpy_async);
   resolver.required("hipMemsetD8Async", functions.memset_d8_async);
   resolver.required("hipMemsetD16Async", functions.memset_d16_async);
   resolver.required("hipMemsetD32Async", functions.memset_d32_async);
+  resolver.required("hipMemcpy2DAsync", functions.memcpy_2d_async);
   resolver.required("hipStreamCreateWithFlags", functions.stream_create_with_flags);
   resolver.required("hipStreamDestroy", functions.stream_destroy);
   resolver.required("hipStreamSynchronize", functions.stream_synchronize);
@@ -80,6 +83,10 @@ Expected<HipFunctions> resolve(void* library, std::string_view library_name) {
   resolver.required("hipModuleGetFunction", functions.module_get_function);
   resolver.required("hipModuleGetGlobal", functions.module_get_global);
   resolver.required("hipModuleLaunchKernel", functions.module_launch_kernel);
+  (void)resolver.optional("hipModuleLaunchCooperativeKernel",
+                          functions.module_launch_cooperative_kernel);
+  resolver.required("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+                    functions.module_occupancy_max_active_blocks_per_multiprocessor);
   if (!resolver.missing().empty())
     return make_error(
         ErrorCode::not_found,

@@ -32,6 +32,7 @@ enum HipError : int {
   hip_error_launch_out_of_resources = 701,
   hip_error_assert = 710,
   hip_error_launch_failure = 719,
+  hip_error_cooperative_launch_too_large = 720,
   hip_error_not_supported = 801,
 };
 
@@ -71,6 +72,9 @@ struct HipFunctions {
 
   int (*malloc)(void** pointer, size_t bytes) = nullptr;
   int (*free)(void* pointer) = nullptr;
+  // Synchronous with the host, for memory set up before any stream uses it.
+  int (*memcpy)(void* destination, const void* source, size_t bytes, int kind) = nullptr;
+  int (*memset)(void* destination, int value, size_t bytes) = nullptr;
   int (*memcpy_async)(void* destination, const void* source, size_t bytes, int kind,
                       HipStream stream) = nullptr;
   int (*memset_d8_async)(void* destination, unsigned char value, size_t count,
@@ -78,6 +82,9 @@ struct HipFunctions {
   int (*memset_d16_async)(void* destination, unsigned short value, size_t count,
                           HipStream stream) = nullptr;
   int (*memset_d32_async)(void* destination, int value, size_t count, HipStream stream) = nullptr;
+  int (*memcpy_2d_async)(void* destination, size_t destination_pitch, const void* source,
+                         size_t source_pitch, size_t width, size_t height, int kind,
+                         HipStream stream) = nullptr;
 
   int (*stream_create_with_flags)(HipStream* stream, unsigned flags) = nullptr;
   int (*stream_destroy)(HipStream stream) = nullptr;
@@ -102,11 +109,19 @@ struct HipFunctions {
                               unsigned grid_z, unsigned block_x, unsigned block_y, unsigned block_z,
                               unsigned shared_bytes, HipStream stream, void** parameters,
                               void** extra) = nullptr;
+  // Newer than ROCm 5.2 (Debian 12's), so null where the runtime lacks it. Takes no `extra`:
+  // `parameters` points at each kernel argument in turn.
+  int (*module_launch_cooperative_kernel)(HipFunction function, unsigned grid_x, unsigned grid_y,
+                                          unsigned grid_z, unsigned block_x, unsigned block_y,
+                                          unsigned block_z, unsigned shared_bytes, HipStream stream,
+                                          void** parameters) = nullptr;
+  int (*module_occupancy_max_active_blocks_per_multiprocessor)(
+      int* blocks, HipFunction function, int block_size, size_t dynamic_shared_bytes) = nullptr;
 };
 
 // Loads libamdhip64.so.7, .so.6 or .so.5, the first that opens, and resolves every function;
-// not_found when none opens or one lacks a function we need. The library stays loaded for the
-// life of the process.
+// not_found when none opens or one lacks a function we need (optional ones stay null). The
+// library stays loaded for the life of the process.
 Expected<HipFunctions> load_hip_library();
 
 }  // namespace xcuda::runtime::hip

@@ -1,7 +1,7 @@
 // Textures and surfaces as generated code for AMD GPUs reads them: a CUtexObject or
-// CUsurfObject on the HIP backend is to be the device address of the
-// ptx::amdgpu_abi::TextureObject made here, copied to device memory. (The backend does not create
-// CUDA arrays or texture objects yet; tests/amdgpu runs the generated sampler on this encoding.)
+// CUsurfObject on the HIP backend is the device address of the ptx::amdgpu_abi::TextureObject
+// made here, which HipBackend::create_texture_object copies to device memory. (tests/amdgpu
+// runs the generated sampler on this encoding.)
 #pragma once
 
 #include "ptx/target/amdgpu/amdgpu_abi.h"

@@ -2,6 +2,7 @@
 // modules and launches, checked by what the backend asked HIP to do and by the bytes that moved.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "runtime/hip/hip_backend.h"
 #include "runtime/hip/hip_module.h"
 #include "runtime/hip/hip_properties.h"
+#include "runtime/log.h"
 
 namespace xcuda::runtime::hip {
 namespace {
@@ -20,14 +22,29 @@ class HipBackendTest : public ::testing::Test {
  protected:
   void SetUp() override { fake::reset_fake_hip(); }
 
-  std::unique_ptr<HipBackend> open(std::vector<int> device_map = {}, bool host_func = true) {
+  std::unique_ptr<HipBackend> open(std::vector<int> device_map = {}, bool rocm_6 = true) {
     HipBackendOptions options;
     options.compute_major = 7;
     options.compute_minor = 5;
     options.device_map = std::move(device_map);
-    auto opened = open_hip_backend(fake::fake_hip_functions(host_func), options);
+    auto opened = open_hip_backend(fake::fake_hip_functions(rocm_6), options);
     EXPECT_TRUE(opened.ok()) << (opened ? "" : opened.error().message);
     return opened ? std::move(*opened) : nullptr;
+  }
+
+  // The fake's code object, loaded on HIP device `device`.
+  static std::unique_ptr<LoadedModule> load_scale(int device = 0) {
+    std::vector<uint8_t> image(fake::code_object.begin(), fake::code_object.end());
+    image.push_back(0);
+    auto module = load_code_object(fake_functions(), device, image, scale_module());
+    EXPECT_TRUE(module.ok()) << (module ? "" : module.error().message);
+    return module ? std::move(*module) : nullptr;
+  }
+
+  // Modules keep a reference to the functions they were loaded with.
+  static const HipFunctions& fake_functions() {
+    static const HipFunctions functions = fake::fake_hip_functions();
+    return functions;
   }
 
   static ptx::ModuleInfo scale_module() {
@@ -242,16 +259,143 @@ TEST_F(HipBackendTest, LaunchPassesTheParameterBufferThroughExtra) {
   packed.resize(24, 0);
   EXPECT_EQ(launch.parameters, packed);
 
-  // Cooperative launches are not supported on AMD GPUs yet.
-  LaunchShape cooperative;
-  cooperative.cooperative = true;
-  auto other = backend->create_queue(0);
-  other->launch(**kernel, cooperative, parameters);
-  EXPECT_EQ(other->synchronize().error().code, ErrorCode::not_supported);
-  EXPECT_EQ(fake::fake_hip().launches.size(), 1u);
-
   module->reset();
   EXPECT_TRUE(fake::was_called("hipModuleUnload 0"));
+}
+
+// The words of a grid workspace in device memory (ptx/host_abi.h's GridWorkspace).
+std::vector<uint32_t> workspace_words(uint64_t address) {
+  std::vector<uint32_t> words(4);
+  std::memcpy(words.data(), reinterpret_cast<const void*>(address), 16);
+  return words;
+}
+
+uint64_t workspace_address(const fake::Launch& launch) {
+  uint64_t address = 0;
+  EXPECT_EQ(launch.arguments.size(), 3u);
+  if (launch.arguments.size() == 3) std::memcpy(&address, launch.arguments[2].data(), 8);
+  return address;
+}
+
+TEST_F(HipBackendTest, CooperativeLaunchPassesAFreshGridWorkspace) {
+  auto backend = open();
+  auto module = load_scale();
+  LoadedKernel* kernel = *module->kernel(fake::kernel_name);
+  auto queue = backend->create_queue(0);
+  LaunchShape shape;
+  shape.grid[0] = 4;
+  shape.grid[1] = 2;
+  shape.block[0] = 64;
+  shape.block[1] = 2;
+  shape.dynamic_shared_bytes = 256;
+  shape.cooperative = true;
+  std::vector<uint8_t> parameters(12);
+  for (size_t i = 0; i < parameters.size(); ++i) parameters[i] = static_cast<uint8_t>(i + 1);
+  fake::fake_hip().calls.clear();
+  queue->launch(*kernel, shape, parameters);
+  ASSERT_TRUE(queue->synchronize().ok());
+
+  ASSERT_EQ(fake::fake_hip().launches.size(), 1u);
+  const fake::Launch& launch = fake::fake_hip().launches[0];
+  EXPECT_TRUE(launch.cooperative);
+  EXPECT_EQ(launch.grid[0], 4u);
+  EXPECT_EQ(launch.grid[1], 2u);
+  EXPECT_EQ(launch.block[0], 64u);
+  EXPECT_EQ(launch.block[1], 2u);
+  EXPECT_EQ(launch.shared_bytes, 256u);
+  ASSERT_EQ(launch.arguments.size(), 3u);
+  EXPECT_EQ(launch.arguments[0], std::vector<uint8_t>(parameters.begin(), parameters.begin() + 8));
+  EXPECT_EQ(launch.arguments[1], std::vector<uint8_t>(parameters.begin() + 8, parameters.end()));
+  // The workspace word holds the address of 16 bytes of device memory that say their size (16,
+  // as NVIDIA's driver writes it) and an arrival counter of 0.
+  uint64_t workspace = workspace_address(launch);
+  ASSERT_EQ(fake::fake_hip().allocations.count(reinterpret_cast<void*>(workspace)), 1u);
+  EXPECT_EQ(fake::fake_hip().allocations.at(reinterpret_cast<void*>(workspace)), 16u);
+  EXPECT_EQ(workspace_words(workspace), (std::vector<uint32_t>{16, 0, 0, 0}));
+  ASSERT_EQ(fake::fake_hip().occupancy_queries.size(), 1u);
+  EXPECT_EQ(fake::fake_hip().occupancy_queries[0].block_size, 128);
+  EXPECT_EQ(fake::fake_hip().occupancy_queries[0].dynamic_shared_bytes, 256u);
+  EXPECT_TRUE(fake::was_called("hipModuleLaunchCooperativeKernel 0"));
+
+  // grid.sync() leaves the counter with its generation bit; the next launch on the queue gets
+  // the same workspace counting from 0 again.
+  uint32_t after_a_sync = 0x80000008u;
+  std::memcpy(reinterpret_cast<uint8_t*>(workspace) + 4, &after_a_sync, 4);
+  queue->launch(*kernel, shape, parameters);
+  ASSERT_TRUE(queue->synchronize().ok());
+  ASSERT_EQ(fake::fake_hip().launches.size(), 2u);
+  EXPECT_EQ(workspace_address(fake::fake_hip().launches[1]), workspace);
+  EXPECT_EQ(workspace_words(workspace), (std::vector<uint32_t>{16, 0, 0, 0}));
+  EXPECT_EQ(std::count(fake::fake_hip().calls.begin(), fake::fake_hip().calls.end(), "hipMalloc 0"),
+            1);
+
+  // Ordinary launches still get a workspace word of 0.
+  shape.cooperative = false;
+  queue->launch(*kernel, shape, parameters);
+  ASSERT_TRUE(queue->synchronize().ok());
+  ASSERT_EQ(fake::fake_hip().launches.size(), 3u);
+  EXPECT_EQ(fake::fake_hip().launches[2].parameters,
+            (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                  0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0}));
+
+  queue.reset();
+  EXPECT_TRUE(fake::fake_hip().allocations.empty());
+}
+
+TEST_F(HipBackendTest, CooperativeGridMustFitOnTheDeviceAtOnce) {
+  auto backend = open({1, 0});  // CUDA device 0 is the gfx1100 with 48 compute units
+  auto module = load_scale(1);
+  LoadedKernel* kernel = *module->kernel(fake::kernel_name);
+  fake::fake_hip().blocks_per_compute_unit = 2;
+  LaunchShape shape;
+  shape.grid[0] = 96;
+  shape.block[0] = 256;
+  shape.cooperative = true;
+  auto queue = backend->create_queue(0);
+  queue->launch(*kernel, shape, std::vector<uint8_t>(12));
+  ASSERT_TRUE(queue->synchronize().ok());
+  EXPECT_EQ(fake::fake_hip().launches.size(), 1u);
+
+  shape.grid[0] = 97;
+  auto other = backend->create_queue(0);
+  other->launch(*kernel, shape, std::vector<uint8_t>(12));
+  Status status = other->synchronize();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::cooperative_launch_too_large);
+  EXPECT_NE(status.error().message.find("at most 96"), std::string::npos) << status.error().message;
+  EXPECT_EQ(fake::fake_hip().launches.size(), 1u);
+}
+
+TEST_F(HipBackendTest, CooperativeLaunchNeedsHipModuleLaunchCooperativeKernel) {
+  auto backend = open({}, false);  // ROCm 5.2 has no hipModuleLaunchCooperativeKernel
+  auto module = load_scale();
+  LoadedKernel* kernel = *module->kernel(fake::kernel_name);
+  LaunchShape shape;
+  shape.cooperative = true;
+  auto queue = backend->create_queue(0);
+  spdlog::level::level_enum level = logger().level();
+  logger().set_level(spdlog::level::warn);
+  testing::internal::CaptureStderr();
+  queue->launch(*kernel, shape, std::vector<uint8_t>(12));
+  std::string said = testing::internal::GetCapturedStderr();
+  logger().set_level(level);
+  EXPECT_EQ(queue->synchronize().error().code, ErrorCode::not_supported);
+  EXPECT_NE(said.find("hipModuleLaunchCooperativeKernel"), std::string::npos) << said;
+  EXPECT_TRUE(fake::fake_hip().launches.empty());
+  EXPECT_TRUE(fake::fake_hip().allocations.empty());
+}
+
+TEST_F(HipBackendTest, CooperativeLaunchWithoutMemoryForItsWorkspaceFails) {
+  auto backend = open();
+  auto module = load_scale();
+  LoadedKernel* kernel = *module->kernel(fake::kernel_name);
+  LaunchShape shape;
+  shape.cooperative = true;
+  auto queue = backend->create_queue(0);
+  fake::fake_hip().malloc_result = hip_error_out_of_memory;
+  queue->launch(*kernel, shape, std::vector<uint8_t>(12));
+  EXPECT_EQ(queue->synchronize().error().code, ErrorCode::out_of_memory);
+  EXPECT_TRUE(fake::fake_hip().launches.empty());
 }
 
 TEST_F(HipBackendTest, FailedLaunchIsStickyAndSkipsLaterWork) {

@@ -23,6 +23,7 @@ TEST(HipErrorsTest, MapsEachCodeToItsCudaMeaning) {
       {hip_error_not_ready, ErrorCode::not_ready},
       {hip_error_illegal_address, ErrorCode::illegal_address},
       {hip_error_launch_out_of_resources, ErrorCode::launch_out_of_resources},
+      {hip_error_cooperative_launch_too_large, ErrorCode::cooperative_launch_too_large},
       {hip_error_assert, ErrorCode::assertion_failed},
       {hip_error_launch_failure, ErrorCode::launch_failed},
       {hip_error_not_supported, ErrorCode::not_supported},

@@ -88,6 +88,7 @@ int get_device_properties(void* properties, int device) {
 int allocate(void** pointer, size_t bytes) {
   if (state.malloc_result != hip_success) return note("hipMalloc", state.malloc_result);
   *pointer = std::malloc(bytes);
+  std::memset(*pointer, garbage_byte, bytes);
   state.allocations.emplace(*pointer, bytes);
   return note("hipMalloc");
 }
@@ -104,6 +105,30 @@ int memcpy_async(void* destination, const void* source, size_t bytes, int kind, 
   if (kind != hip_memcpy_default) return note("hipMemcpyAsync", hip_error_invalid_value);
   std::memmove(destination, source, bytes);
   return note("hipMemcpyAsync");
+}
+
+int memcpy_sync(void* destination, const void* source, size_t bytes, int kind) {
+  if (kind != hip_memcpy_default) return note("hipMemcpy", hip_error_invalid_value);
+  if (state.memcpy_result != hip_success) return note("hipMemcpy", state.memcpy_result);
+  std::memmove(destination, source, bytes);
+  return note("hipMemcpy");
+}
+
+int memset_sync(void* destination, int value, size_t bytes) {
+  if (state.memset_result != hip_success) return note("hipMemset", state.memset_result);
+  std::memset(destination, value, bytes);
+  return note("hipMemset");
+}
+
+int memcpy_2d_async(void* destination, size_t destination_pitch, const void* source,
+                    size_t source_pitch, size_t width, size_t height, int kind, HipStream) {
+  if (kind != hip_memcpy_default || width > destination_pitch || width > source_pitch)
+    return note("hipMemcpy2DAsync", hip_error_invalid_value);
+  for (size_t row = 0; row < height; ++row)
+    std::memmove(static_cast<char*>(destination) + row * destination_pitch,
+                 static_cast<const char*>(source) + row * source_pitch, width);
+  state.copies_2d.push_back({destination_pitch, source_pitch, width, height});
+  return note("hipMemcpy2DAsync");
 }
 
 template <class T>
@@ -193,11 +218,36 @@ int module_launch_kernel(HipFunction function, unsigned grid_x, unsigned grid_y,
       extra[2] != hip_launch_parameter_buffer_size || extra[4] != hip_launch_parameter_end)
     return note("hipModuleLaunchKernel", hip_error_invalid_value);
   if (state.launch_result != hip_success) return note("hipModuleLaunchKernel", state.launch_result);
-  Launch launch{{grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes, {}};
+  Launch launch{{grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes, false, {}, {}};
   const auto* buffer = static_cast<const uint8_t*>(extra[1]);
   launch.parameters.assign(buffer, buffer + *static_cast<size_t*>(extra[3]));
   state.launches.push_back(std::move(launch));
   return note("hipModuleLaunchKernel");
+}
+
+int module_launch_cooperative_kernel(HipFunction function, unsigned grid_x, unsigned grid_y,
+                                     unsigned grid_z, unsigned block_x, unsigned block_y,
+                                     unsigned block_z, unsigned shared_bytes, HipStream,
+                                     void** parameters) {
+  if (function != &kernel_tag || !parameters)
+    return note("hipModuleLaunchCooperativeKernel", hip_error_invalid_value);
+  if (state.launch_result != hip_success)
+    return note("hipModuleLaunchCooperativeKernel", state.launch_result);
+  Launch launch{{grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes, true, {}, {}};
+  for (size_t index = 0; index < kernel_argument_sizes.size(); ++index) {
+    const auto* argument = static_cast<const uint8_t*>(parameters[index]);
+    launch.arguments.emplace_back(argument, argument + kernel_argument_sizes[index]);
+  }
+  state.launches.push_back(std::move(launch));
+  return note("hipModuleLaunchCooperativeKernel");
+}
+
+int occupancy(int* blocks, HipFunction function, int block_size, size_t dynamic_shared_bytes) {
+  if (function != &kernel_tag)
+    return note("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", hip_error_invalid_value);
+  state.occupancy_queries.push_back({block_size, dynamic_shared_bytes});
+  *blocks = state.blocks_per_compute_unit;
+  return note("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
 }
 
 }  // namespace
@@ -224,7 +274,7 @@ bool was_called(const std::string& call) {
   return std::find(state.calls.begin(), state.calls.end(), call) != state.calls.end();
 }
 
-HipFunctions fake_hip_functions(bool with_launch_host_func) {
+HipFunctions fake_hip_functions(bool rocm_6) {
   HipFunctions functions;
   functions.init = init;
   functions.get_device_count = get_device_count;
@@ -239,10 +289,13 @@ HipFunctions fake_hip_functions(bool with_launch_host_func) {
   functions.architecture_name_offset = architecture_name_offset;
   functions.malloc = allocate;
   functions.free = release;
+  functions.memcpy = memcpy_sync;
+  functions.memset = memset_sync;
   functions.memcpy_async = memcpy_async;
   functions.memset_d8_async = memset_d8;
   functions.memset_d16_async = memset_d16;
   functions.memset_d32_async = memset_d32;
+  functions.memcpy_2d_async = memcpy_2d_async;
   functions.stream_create_with_flags = stream_create;
   functions.stream_destroy = stream_destroy;
   functions.stream_synchronize = stream_synchronize;
@@ -251,15 +304,18 @@ HipFunctions fake_hip_functions(bool with_launch_host_func) {
   functions.event_create_with_flags = event_create;
   functions.event_record = event_record;
   functions.event_destroy = event_destroy;
-  if (with_launch_host_func)
+  if (rocm_6) {
     functions.launch_host_func = launch_host_func;
-  else
+    functions.module_launch_cooperative_kernel = module_launch_cooperative_kernel;
+  } else {
     functions.stream_add_callback = stream_add_callback;
+  }
   functions.module_load_data = module_load_data;
   functions.module_unload = module_unload;
   functions.module_get_function = module_get_function;
   functions.module_get_global = module_get_global;
   functions.module_launch_kernel = module_launch_kernel;
+  functions.module_occupancy_max_active_blocks_per_multiprocessor = occupancy;
   return functions;
 }
 

@@ -27,11 +27,28 @@ struct FakeDevice {
   std::map<int, int> attributes;  // attributes missing here are refused
 };
 
+// The arguments the fake kernel's code object lists, in bytes: its two parameters (8 and 4) and
+// the grid-workspace word of a module that reads %envreg. hipModuleLaunchCooperativeKernel reads
+// one pointer per argument, as HIP does by the metadata.
+inline const std::vector<size_t> kernel_argument_sizes = {8, 4, 8};
+
 struct Launch {
   unsigned grid[3] = {};
   unsigned block[3] = {};
   unsigned shared_bytes = 0;
+  bool cooperative = false;
+  // The `extra` buffer of an ordinary launch; each argument in turn of a cooperative one.
   std::vector<uint8_t> parameters;
+  std::vector<std::vector<uint8_t>> arguments;
+};
+
+struct Copy2D {
+  size_t destination_pitch = 0, source_pitch = 0, width = 0, height = 0;
+};
+
+struct OccupancyQuery {
+  int block_size = 0;
+  size_t dynamic_shared_bytes = 0;
 };
 
 // What an AMDGPU ELF's header says it was built for.
@@ -45,22 +62,31 @@ struct FakeHip {
   int runtime_version = 60000000;  // hipRuntimeGetVersion: ROCm 6.0
   int init_result = hip_success;
   int malloc_result = hip_success;
+  int memcpy_result = hip_success;  // of hipMemcpy, the synchronous one
+  int memset_result = hip_success;
   int launch_result = hip_success;
+  int blocks_per_compute_unit = 4;  // what hipModuleOccupancyMaxActiveBlocksPerMultiprocessor says
   std::vector<FakeDevice> devices;
   int current_device = 0;
-  std::vector<std::string> calls;  // "hipMalloc 1" and the like: name and current device
-  std::map<void*, size_t> allocations;
+  std::vector<std::string> calls;       // "hipMalloc 1" and the like: name and current device
+  std::map<void*, size_t> allocations;  // hipMalloc fills them with garbage_byte, as HIP may
   std::vector<Launch> launches;
+  std::vector<Copy2D> copies_2d;
+  std::vector<OccupancyQuery> occupancy_queries;
   std::vector<ElfHeader> elf_headers;  // of every ELF hipModuleLoadData took, in order
   uint8_t global_storage[16] = {};
 };
+
+// What fresh allocations hold, so that tests see what the backend zeroes.
+constexpr uint8_t garbage_byte = 0xa5;
 
 // Two devices: 0 a CDNA gfx90a (wave64), 1 an RDNA gfx1100 (wave32). Clears every record.
 FakeHip& reset_fake_hip();
 FakeHip& fake_hip();
 
-// Every entry point, or with hipStreamAddCallback instead of hipLaunchHostFunc as ROCm 5.2 has.
-HipFunctions fake_hip_functions(bool with_launch_host_func = true);
+// Every entry point, or as ROCm 5.2 has them: hipStreamAddCallback instead of hipLaunchHostFunc,
+// and no hipModuleLaunchCooperativeKernel.
+HipFunctions fake_hip_functions(bool rocm_6 = true);
 
 bool was_called(const std::string& call);
 

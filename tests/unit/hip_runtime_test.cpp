@@ -42,6 +42,8 @@ class HipRuntimeTest : public ::testing::Test {
 TEST_F(HipRuntimeTest, ResolvesEveryFunctionWeCall) {
   EXPECT_FALSE(functions_.library.empty());
   EXPECT_TRUE(functions_.launch_host_func || functions_.stream_add_callback);
+  EXPECT_TRUE(functions_.memcpy && functions_.memset && functions_.memcpy_2d_async);
+  EXPECT_TRUE(functions_.module_occupancy_max_active_blocks_per_multiprocessor);
   EXPECT_GT(functions_.architecture_name_offset, 0u);
   int version = 0;
   EXPECT_EQ(functions_.runtime_get_version(&version), hip_success);
