@@ -38,8 +38,4 @@ struct StridedFill {
   uint32_t pattern_bytes = 1;
 };
 
-// src/graph.cpp's memcpy and memset nodes queue their work through these.
-inline void enqueue(Queue& queue, const StridedCopy& copy) { queue.copy_region(copy); }
-inline void enqueue(Queue& queue, const StridedFill& fill) { queue.fill_region(fill); }
-
 }  // namespace xcuda::runtime

@@ -144,7 +144,7 @@ CUresult prepare_copy(const char* function, const CUDA_MEMCPY3D* copy, CUcontext
   runtime::StridedCopy strided;
   if (CUresult status = api::prepare_copy_3d(function, *copy, strided); status != CUDA_SUCCESS)
     return status;
-  work = [strided](Stream& stream) { runtime::enqueue(stream.queue(), strided); };
+  work = [strided](Stream& stream) { stream.queue().copy_region(strided); };
   return CUDA_SUCCESS;
 }
 
@@ -162,7 +162,7 @@ CUresult prepare_fill(const char* function, const CUDA_MEMSET_NODE_PARAMS* fill,
                                fill->width, fill->height, strided);
       status != CUDA_SUCCESS)
     return status;
-  work = [strided](Stream& stream) { runtime::enqueue(stream.queue(), strided); };
+  work = [strided](Stream& stream) { stream.queue().fill_region(strided); };
   return CUDA_SUCCESS;
 }
 
