@@ -1,15 +1,20 @@
 #include "runtime/host/host_loader.h"
 
 #include <atomic>
+#include <cstdio>
 #include <map>
+#include <mutex>
 #include <string>
+#include <unistd.h>
 
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 
 #include "ptx/host_abi.h"
+#include "runtime/environment.h"
 #include "runtime/graph.h"
 #include "runtime/host/device_printf.h"
 #include "runtime/host/fiber.h"
@@ -32,6 +37,33 @@ namespace {
 // error reporter, which runs on the thread that links because LLJIT's default dispatcher runs
 // tasks in place.
 thread_local std::string link_problems;
+
+// XCUDA_PERF_MAP: perf(1) names code it finds in anonymous memory from /tmp/perf-PID.map, one
+// "start size name" line (hexadecimal) per function. The block functions' sizes come from the
+// object's symbol table; their addresses from the JIT.
+void write_perf_map(llvm::MemoryBufferRef object, const std::map<std::string, uintptr_t>& addresses) {
+  static std::mutex mutex;
+  auto file = llvm::object::ObjectFile::createObjectFile(object);
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return;
+  }
+  std::lock_guard lock(mutex);
+  std::FILE* map = std::fopen(("/tmp/perf-" + std::to_string(getpid()) + ".map").c_str(), "a");
+  if (map == nullptr) return;
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    llvm::Expected<llvm::StringRef> name = symbol.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    auto found = addresses.find(name->str());
+    if (found == addresses.end()) continue;
+    uint64_t size = llvm::object::ELFSymbolRef(symbol).getSize();
+    std::fprintf(map, "%lx %lx %s\n", static_cast<unsigned long>(found->second), static_cast<unsigned long>(size), found->first.c_str());
+  }
+  std::fclose(map);
+}
 
 Error llvm_error(ErrorCode code, const std::string& context, llvm::Error error) {
   std::string message = context + ": " + llvm::toString(std::move(error));
@@ -164,12 +196,17 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   auto module = std::make_unique<HostModule>(shared_from_this(), *jit_, library);
   // Looking everything up now links the object now, so that a broken one fails to load rather
   // than failing its first launch.
+  std::map<std::string, uintptr_t> block_functions;
   for (const ptx::KernelInfo& kernel : compiled.module.kernels) {
     std::string symbol = abi::block_symbol_prefix + kernel.name;
     llvm::Expected<llvm::orc::ExecutorAddr> address = lljit.lookup(library, symbol);
     if (!address) return llvm_error(ErrorCode::invalid_image, symbol, address.takeError());
     module->add_kernel(kernel, address->toPtr<BlockFunction>());
+    block_functions[symbol] = address->getValue();
   }
+  if (environment().perf_map)
+    write_perf_map(llvm::MemoryBufferRef(llvm::StringRef(reinterpret_cast<const char*>(compiled.object.data()), compiled.object.size()), name),
+                   block_functions);
   for (const ptx::GlobalInfo& global : compiled.module.globals) {
     llvm::Expected<llvm::orc::ExecutorAddr> address = lljit.lookup(library, global.name);
     if (!address) return llvm_error(ErrorCode::invalid_image, global.name, address.takeError());
