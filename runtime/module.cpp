@@ -23,6 +23,7 @@ HandleRegistry<Function>& live_functions() {
 }
 
 Expected<LoadedKernel*> Function::kernel() { return module_.loaded_kernel(info_.name); }
+bool Function::loaded() { return module_.kernel_loaded(info_.name); }
 
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base) {
@@ -175,12 +176,21 @@ Expected<Function*> Module::function(std::string_view name) {
   return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
 }
 
+Module::Unit& Module::unit_of(std::string_view name) {
+  // compile_units: a unit per kernel in the kernels' order, or one unit for all.
+  for (size_t index = 0; index < info_.kernels.size() && units_.size() > 1; ++index)
+    if (info_.kernels[index].name == name) return units_[index];
+  return units_.front();
+}
+
+bool Module::kernel_loaded(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  return unit_of(name).loaded != nullptr;
+}
+
 Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name) {
   std::lock_guard lock(mutex_);
-  // compile_units: a unit per kernel in the kernels' order, or one unit for all.
-  Unit* unit = &units_.front();
-  for (size_t index = 0; index < info_.kernels.size() && units_.size() > 1; ++index)
-    if (info_.kernels[index].name == name) unit = &units_[index];
+  Unit* unit = &unit_of(name);
   // Every launch comes here: once loaded, nothing to prepare (no vector, no thread count).
   if (unit->loaded) return unit->loaded->kernel(name);
   if (Status status = prepare({unit}); !status) return status.error();

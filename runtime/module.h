@@ -29,6 +29,8 @@ class Function {
   const ptx::KernelInfo& info() const { return info_; }
   // The kernel ready to run, compiled (or read from the code cache) on first use.
   Expected<LoadedKernel*> kernel();
+  // Whether kernel() would answer without compiling (cuFuncIsLoaded).
+  bool loaded();
 
   // cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): what launches may ask.
   uint32_t max_dynamic_shared_bytes = 48 * 1024;
@@ -73,6 +75,7 @@ class Module {
   // A global's address exists only once its unit is linked: this compiles the module if needed.
   Expected<GlobalVariable> global(std::string_view name);
   Expected<LoadedKernel*> loaded_kernel(std::string_view name);
+  bool kernel_loaded(std::string_view name);
 
  private:
   struct Unit {
@@ -82,6 +85,9 @@ class Module {
     // compiling again.
     std::optional<Error> failure;
   };
+
+  // The unit that compiles kernel `name`. mutex_ held.
+  Unit& unit_of(std::string_view name);
 
   Module(Context& context, std::shared_ptr<const std::string> ptx_text, std::string origin,
          std::string key, ptx::ModuleInfo info);

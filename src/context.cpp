@@ -414,3 +414,20 @@ XCUDA_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer_handle) {
                 "peer access to this context is not enabled");
   return CUDA_SUCCESS;
 }
+
+// Profiler control. No profiling tool attaches to xcuda, so there is nothing to start or stop;
+// the calls still require a current context, as NVIDIA's do.
+// cuProfilerInitialize is deprecated: since CUDA 12.0 it always answers NOT_SUPPORTED.
+XCUDA_EXPORT CUresult cuProfilerInitialize(const char*, const char*, int) {
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+XCUDA_EXPORT CUresult cuProfilerStart() {
+  CUresult status;
+  return api::current_context(__func__, status) ? CUDA_SUCCESS : status;
+}
+
+XCUDA_EXPORT CUresult cuProfilerStop() {
+  CUresult status;
+  return api::current_context(__func__, status) ? CUDA_SUCCESS : status;
+}

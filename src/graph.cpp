@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "src/launch.h"
@@ -46,6 +47,8 @@ struct KernelLaunch {
   std::vector<uint8_t> parameters;
   // Where each parameter lies in `parameters`: the kernelParams the getters report.
   std::vector<void*> arguments;
+  // cuGraphKernelNodeSetAttribute's values by attribute; one never set reads as zero.
+  std::map<CUkernelNodeAttrID, CUkernelNodeAttrValue> attributes;
 };
 using SharedLaunch = std::shared_ptr<const KernelLaunch>;
 
@@ -59,7 +62,7 @@ SharedLaunch make_launch(CUfunction handle, runtime::Function& function,
       reinterpret_cast<CUfunction>(&function),
       library_kernel ? reinterpret_cast<CUkernel>(handle) : nullptr,
       reinterpret_cast<CUcontext>(&function.module().context()), &kernel, shape,
-      std::move(parameters), {}});
+      std::move(parameters), {}, {}});
   for (const auto& parameter : kernel.info().parameters)
     launch->arguments.push_back(launch->parameters.data() + parameter.offset);
   return launch;
@@ -134,6 +137,32 @@ void describe_kernel(const KernelLaunch& launch, Parameters& result) {
     result.kern = launch.library_kernel;
     result.ctx = launch.context;
   }
+}
+
+// `base` with `attributes` in place of its own, as a new launch: launches are immutable
+// (executable graphs may share them). Cooperation changes how the grid is checked and run, so
+// the arguments are checked again against it.
+CUresult with_attributes(const char* function, const KernelLaunch& base,
+                         std::map<CUkernelNodeAttrID, CUkernelNodeAttrValue> attributes,
+                         SharedLaunch& result) {
+  auto launch = std::make_shared<KernelLaunch>(base);
+  launch->attributes = std::move(attributes);
+  auto cooperative = launch->attributes.find(CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  launch->shape.cooperative =
+      cooperative != launch->attributes.end() && cooperative->second.cooperative != 0;
+  std::vector<uint8_t> packed;
+  if (CUresult status = api::prepare_launch(
+          function, *reinterpret_cast<runtime::Function*>(launch->function), launch->shape,
+          launch->arguments.data(), nullptr, launch->shape.cooperative, packed);
+      status != CUDA_SUCCESS)
+    return status;
+  // The copied arguments point into `base`'s buffer: point them into this launch's own.
+  launch->parameters = std::move(packed);
+  launch->arguments.clear();
+  for (const auto& parameter : launch->kernel->info().parameters)
+    launch->arguments.push_back(launch->parameters.data() + parameter.offset);
+  result = std::move(launch);
+  return CUDA_SUCCESS;
 }
 
 CUresult prepare_copy(const char* function, const CUDA_MEMCPY3D* copy, CUcontext context,
@@ -542,7 +571,13 @@ CUresult kernel_set(const char* function, CUgraphExec exec, CUgraphNode handle,
   return set_node(
       function, exec, handle, NodeKind::kernel,
       [&](runtime::NodeWork& work) {
+        // New parameters keep the attributes the node (or its executable copy) has.
+        const runtime::Node* current =
+            exec ? as_exec(exec)->find(*as_node(handle)) : as_node(handle);
+        const auto& kept = std::any_cast<SharedLaunch>(current->parameters())->attributes;
         CUresult status = prepare_kernel(function, parameters, launch);
+        if (status == CUDA_SUCCESS && !kept.empty())
+          status = with_attributes(function, *launch, kept, launch);
         if (status == CUDA_SUCCESS) work = kernel_work(launch);
         return status;
       },
@@ -1496,4 +1531,88 @@ XCUDA_EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec exec, CUgraphNode node,
     return status;
   *enabled = target->enabled() ? 1 : 0;
   return CUDA_SUCCESS;
+}
+
+namespace {
+
+SharedLaunch launch_of(CUgraphNode node) {
+  return std::any_cast<SharedLaunch>(as_node(node)->parameters());
+}
+
+CUresult set_attributes(const char* function, CUgraphNode node,
+                        std::map<CUkernelNodeAttrID, CUkernelNodeAttrValue> attributes) {
+  SharedLaunch launch;
+  if (CUresult status = with_attributes(function, *launch_of(node), std::move(attributes), launch);
+      status != CUDA_SUCCESS)
+    return status;
+  as_node(node)->set_work(kernel_work(launch), launch);
+  return CUDA_SUCCESS;
+}
+
+// The attributes a kernel node keeps, with what xcuda can honour: clusters of more than one
+// block are not supported, as in cuLaunchKernelEx, nor nodes that kernels update.
+CUresult check_attribute(const char* function, CUkernelNodeAttrID attribute,
+                         const CUkernelNodeAttrValue& value) {
+  switch (attribute) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+      XCUDA_MEMORY_REQUIRE(!value.deviceUpdatableKernelNode.deviceUpdatable,
+                           CUDA_ERROR_NOT_SUPPORTED, "kernels cannot update graph nodes yet");
+      return CUDA_SUCCESS;
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: {
+      const auto& cluster = value.clusterDim;
+      XCUDA_MEMORY_REQUIRE(cluster.x * cluster.y * cluster.z <= 1, CUDA_ERROR_NOT_SUPPORTED,
+                           "thread-block clusters are not supported yet");
+      return CUDA_SUCCESS;
+    }
+    default:
+      return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("{} is not a kernel node attribute", int(attribute)));
+  }
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuGraphKernelNodeGetAttribute(CUgraphNode node, CUkernelNodeAttrID attribute,
+                                                    CUkernelNodeAttrValue* value) {
+  XCUDA_REQUIRE(value, CUDA_ERROR_INVALID_VALUE, "value output pointer is null");
+  if (CUresult status = check_node(__func__, node, NodeKind::kernel); status != CUDA_SUCCESS)
+    return status;
+  if (CUresult status = check_attribute(__func__, attribute, CUkernelNodeAttrValue{});
+      status != CUDA_SUCCESS)
+    return status;
+  SharedLaunch launch = launch_of(node);
+  auto found = launch->attributes.find(attribute);
+  *value = found != launch->attributes.end() ? found->second : CUkernelNodeAttrValue{};
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID attribute,
+                                                    const CUkernelNodeAttrValue* value) {
+  XCUDA_REQUIRE(value, CUDA_ERROR_INVALID_VALUE, "value pointer is null");
+  if (CUresult status = check_node(__func__, node, NodeKind::kernel); status != CUDA_SUCCESS)
+    return status;
+  if (CUresult status = check_attribute(__func__, attribute, *value); status != CUDA_SUCCESS)
+    return status;
+  auto attributes = launch_of(node)->attributes;
+  attributes[attribute] = *value;
+  return set_attributes(__func__, node, std::move(attributes));
+}
+
+XCUDA_EXPORT CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode destination, CUgraphNode source) {
+  if (CUresult status = check_node(__func__, destination, NodeKind::kernel); status != CUDA_SUCCESS)
+    return status;
+  if (CUresult status = check_node(__func__, source, NodeKind::kernel); status != CUDA_SUCCESS)
+    return status;
+  XCUDA_REQUIRE(launch_of(destination)->context == launch_of(source)->context,
+                CUDA_ERROR_INVALID_CONTEXT, "the nodes' kernels are in different contexts");
+  return set_attributes(__func__, destination, launch_of(source)->attributes);
 }

@@ -352,3 +352,22 @@ XCUDA_EXPORT CUresult cuFuncGetParamInfo(CUfunction handle, size_t index, size_t
   if (size) *size = parameters[index].size;
   return CUDA_SUCCESS;
 }
+
+// Lazy loading: a kernel is compiled on its first launch, or here.
+XCUDA_EXPORT CUresult cuFuncLoad(CUfunction handle) {
+  Function* function = nullptr;
+  if (CUresult status = api::resolve_function(__func__, handle, function); status != CUDA_SUCCESS)
+    return status;
+  XCUDA_CHECK_STATUS(function->kernel());
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction handle) {
+  XCUDA_REQUIRE(state, CUDA_ERROR_INVALID_VALUE, "state output pointer is null");
+  Function* function = nullptr;
+  if (CUresult status = api::resolve_function(__func__, handle, function); status != CUDA_SUCCESS)
+    return status;
+  *state = function->loaded() ? CU_FUNCTION_LOADING_STATE_LOADED
+                              : CU_FUNCTION_LOADING_STATE_UNLOADED;
+  return CUDA_SUCCESS;
+}

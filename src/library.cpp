@@ -164,6 +164,17 @@ XCUDA_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr* address, size_t* bytes, C
                    std::string("no managed variable named '") + name + "'");
 }
 
+XCUDA_EXPORT CUresult cuLibraryGetUnifiedFunction(void** result, CUlibrary handle,
+                                                  const char* name) {
+  XCUDA_REQUIRE(result && name, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  XCUDA_REQUIRE(runtime::live_libraries().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live library");
+  // No device reports CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, so no library has unified
+  // functions; NVIDIA answers NOT_FOUND then.
+  return api::fail(__func__, CUDA_ERROR_NOT_FOUND,
+                   std::string("no unified function named '") + name + "'");
+}
+
 XCUDA_EXPORT CUresult cuKernelGetFunction(CUfunction* result, CUkernel handle) {
   XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "function output pointer is null");
   XCUDA_REQUIRE(runtime::live_kernels().contains(handle), CUDA_ERROR_INVALID_HANDLE,

@@ -333,3 +333,95 @@ XCUDA_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr destination, CUdevic
 XCUDA_FILL_ENTRY_POINTS(8, unsigned char)
 XCUDA_FILL_ENTRY_POINTS(16, unsigned short)
 XCUDA_FILL_ENTRY_POINTS(32, unsigned int)
+
+namespace {
+
+// cuMemcpyBatchAsync: every copy is checked before any is queued. `failure_index`, when given,
+// names the copy an error is about, or SIZE_MAX for an error about the whole batch.
+CUresult copy_batch(const char* function, const CUdeviceptr* destinations,
+                    const CUdeviceptr* sources, const size_t* sizes, size_t count,
+                    const CUmemcpyAttributes* attributes, const size_t* attribute_starts,
+                    size_t attribute_count, size_t* failure_index, CUstream stream,
+                    bool per_thread) {
+  if (failure_index) *failure_index = SIZE_MAX;
+  XCUDA_MEMORY_REQUIRE(count > 0 && destinations && sources && sizes, CUDA_ERROR_INVALID_VALUE,
+                       "the batch names no copies");
+  XCUDA_MEMORY_REQUIRE(attribute_count > 0 && attribute_count <= count && attributes &&
+                           attribute_starts,
+                       CUDA_ERROR_INVALID_VALUE, "each copy needs attributes");
+  XCUDA_MEMORY_REQUIRE(stream != CU_STREAM_LEGACY && (stream || per_thread),
+                       CUDA_ERROR_INVALID_VALUE, "the legacy default stream cannot take a batch");
+  XCUDA_MEMORY_REQUIRE(attribute_starts[0] == 0, CUDA_ERROR_INVALID_VALUE,
+                       "the first attributes must apply from copy 0");
+  for (size_t index = 0; index < attribute_count; ++index) {
+    XCUDA_MEMORY_REQUIRE(
+        attribute_starts[index] < count &&
+            (index == 0 || attribute_starts[index] > attribute_starts[index - 1]),
+        CUDA_ERROR_INVALID_VALUE, "attribute indices must increase and stay below count");
+    const CUmemcpyAttributes& attribute = attributes[index];
+    bool known_order = attribute.srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+                       attribute.srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL ||
+                       attribute.srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    bool known_flags = (attribute.flags & ~CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) == 0;
+    if (!known_order || !known_flags) {
+      if (failure_index) *failure_index = attribute_starts[index];
+      return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                       known_order ? "unknown copy flags" : "unknown source access order");
+    }
+  }
+  for (size_t index = 0; index < count; ++index)
+    if (sizes[index] && (!destinations[index] || !sources[index])) {
+      if (failure_index) *failure_index = index;
+      return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("copy {} has a null pointer", index));
+    }
+  size_t attribute = 0;
+  for (size_t index = 0; index < count; ++index) {
+    if (attribute + 1 < attribute_count && attribute_starts[attribute + 1] == index) ++attribute;
+    // A source read "during the call" may be gone once the call returns: that copy is waited
+    // for. The other orders read in stream order, which both allow.
+    bool wait = attributes[attribute].srcAccessOrder == CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    if (CUresult status = copy(function, as_pointer(destinations[index]),
+                               as_pointer(sources[index]), sizes[index], stream, per_thread, wait);
+        status != CUDA_SUCCESS) {
+      if (failure_index) *failure_index = index;
+      return status;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr* destinations, CUdeviceptr* sources,
+                                         size_t* sizes, size_t count,
+                                         CUmemcpyAttributes* attributes, size_t* attribute_starts,
+                                         size_t attribute_count, size_t* failure_index,
+                                         CUstream stream) {
+  return copy_batch(__func__, destinations, sources, sizes, count, attributes, attribute_starts,
+                    attribute_count, failure_index, stream, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr* destinations, CUdeviceptr* sources,
+                                              size_t* sizes, size_t count,
+                                              CUmemcpyAttributes* attributes,
+                                              size_t* attribute_starts, size_t attribute_count,
+                                              size_t* failure_index, CUstream stream) {
+  return copy_batch(__func__, destinations, sources, sizes, count, attributes, attribute_starts,
+                    attribute_count, failure_index, stream, true);
+}
+XCUDA_EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr* destinations, CUdeviceptr* sources,
+                                            size_t* sizes, size_t count,
+                                            CUmemcpyAttributes* attributes,
+                                            size_t* attribute_starts, size_t attribute_count,
+                                            CUstream stream) {
+  return copy_batch(__func__, destinations, sources, sizes, count, attributes, attribute_starts,
+                    attribute_count, nullptr, stream, false);
+}
+XCUDA_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr* destinations, CUdeviceptr* sources,
+                                                 size_t* sizes, size_t count,
+                                                 CUmemcpyAttributes* attributes,
+                                                 size_t* attribute_starts, size_t attribute_count,
+                                                 CUstream stream) {
+  return copy_batch(__func__, destinations, sources, sizes, count, attributes, attribute_starts,
+                    attribute_count, nullptr, stream, true);
+}

@@ -361,6 +361,95 @@ XCUDA_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr address, size_t byt
   return prefetch(__func__, address, bytes, location, flags, stream, true);
 }
 
+namespace {
+
+// cuMemPrefetchBatchAsync: location k applies from range location_starts[k] on. Every range and
+// location is checked before any prefetch is queued.
+CUresult prefetch_batch(const char* function, const CUdeviceptr* addresses, const size_t* sizes,
+                        size_t count, const CUmemLocation* locations,
+                        const size_t* location_starts, size_t location_count,
+                        unsigned long long flags, CUstream stream, bool per_thread) {
+  XCUDA_MEMORY_REQUIRE(count > 0 && addresses && sizes, CUDA_ERROR_INVALID_VALUE,
+                       "the batch names no ranges");
+  XCUDA_MEMORY_REQUIRE(location_count > 0 && location_count <= count && locations &&
+                           location_starts && location_starts[0] == 0,
+                       CUDA_ERROR_INVALID_VALUE, "each range needs a location, from range 0 on");
+  XCUDA_MEMORY_REQUIRE(flags == 0, CUDA_ERROR_INVALID_VALUE, "flags must be 0");
+  for (size_t index = 0; index < location_count; ++index) {
+    XCUDA_MEMORY_REQUIRE(
+        location_starts[index] < count &&
+            (index == 0 || location_starts[index] > location_starts[index - 1]),
+        CUDA_ERROR_INVALID_VALUE, "location indices must increase and stay below count");
+    int device = no_location;
+    if (CUresult status = location_device(function, locations[index], device);
+        status != CUDA_SUCCESS)
+      return status;
+  }
+  for (size_t index = 0; index < count; ++index)
+    if (CUresult status = find_managed(function, addresses[index], sizes[index]);
+        status != CUDA_SUCCESS)
+      return status;
+  size_t location = 0;
+  for (size_t index = 0; index < count; ++index) {
+    if (location + 1 < location_count && location_starts[location + 1] == index) ++location;
+    if (CUresult status = prefetch(function, addresses[index], sizes[index], locations[location],
+                                   0, stream, per_thread);
+        status != CUDA_SUCCESS)
+      return status;
+  }
+  return CUDA_SUCCESS;
+}
+
+// Attaching decides which streams may touch managed memory while the GPU runs; every device
+// here reaches managed memory at any time, so only the arguments and the stream are checked,
+// and the attachment is queued in stream order as a real one is.
+CUresult attach_memory(const char* function, CUstream stream, CUdeviceptr address, size_t bytes,
+                       unsigned flags, bool per_thread) {
+  XCUDA_MEMORY_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED,
+                       "cuInit has not been called");
+  XCUDA_MEMORY_REQUIRE(flags == CU_MEM_ATTACH_GLOBAL || flags == CU_MEM_ATTACH_HOST ||
+                           flags == CU_MEM_ATTACH_SINGLE,
+                       CUDA_ERROR_INVALID_VALUE,
+                       "flags must be one of CU_MEM_ATTACH_GLOBAL, _HOST or _SINGLE");
+  XCUDA_MEMORY_REQUIRE(flags != CU_MEM_ATTACH_SINGLE ||
+                           (stream != CU_STREAM_LEGACY && (stream || per_thread)),
+                       CUDA_ERROR_INVALID_VALUE,
+                       "memory cannot be attached to the legacy default stream alone");
+  auto found = runtime::memory_registry().find(address);
+  XCUDA_MEMORY_REQUIRE(found && found->kind == MemoryKind::managed && found->base == address,
+                       CUDA_ERROR_INVALID_VALUE, "not the start of a managed allocation");
+  XCUDA_MEMORY_REQUIRE(bytes == 0 || bytes == found->size, CUDA_ERROR_INVALID_VALUE,
+                       "only a whole allocation can be attached");
+  return api::submit(function, stream, per_thread, false, runtime::NodeKind::empty,
+                     [](runtime::Queue&) {});
+}
+
+}  // namespace
+
+XCUDA_EXPORT CUresult cuMemPrefetchBatchAsync(CUdeviceptr* addresses, size_t* sizes, size_t count,
+                                              CUmemLocation* locations, size_t* location_starts,
+                                              size_t location_count, unsigned long long flags,
+                                              CUstream stream) {
+  return prefetch_batch(__func__, addresses, sizes, count, locations, location_starts,
+                        location_count, flags, stream, false);
+}
+XCUDA_EXPORT CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* addresses, size_t* sizes,
+                                                   size_t count, CUmemLocation* locations,
+                                                   size_t* location_starts, size_t location_count,
+                                                   unsigned long long flags, CUstream stream) {
+  return prefetch_batch(__func__, addresses, sizes, count, locations, location_starts,
+                        location_count, flags, stream, true);
+}
+
+XCUDA_EXPORT CUresult cuStreamAttachMemAsync(CUstream stream, CUdeviceptr address, size_t bytes,
+                                             unsigned int flags) {
+  return attach_memory(__func__, stream, address, bytes, flags, false);
+}
+XCUDA_EXPORT CUresult cuStreamAttachMemAsync_ptsz(CUstream stream, CUdeviceptr address,
+                                                  size_t bytes, unsigned int flags) {
+  return attach_memory(__func__, stream, address, bytes, flags, true);
+}
+
 XCUDA_EXPORT CUresult cuMemAdvise(CUdeviceptr address, size_t bytes, CUmem_advise advice,
                                   CUdevice device) {
   return advise(__func__, address, bytes, advice, device_location(device));

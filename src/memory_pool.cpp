@@ -2,8 +2,12 @@
 // the memory pools behind them. Memory is handed out at once (the earliest point the stream
 // could need it) and given back to its pool only when the stream reaches the free, so work
 // queued before the free may still use it.
+#include <map>
+#include <mutex>
+
 #include "src/graph.h"
 #include "src/memory.h"
+#include "src/peer_access.h"
 
 #include "runtime/backend.h"
 #include "runtime/graph_memory.h"
@@ -97,6 +101,49 @@ bool is_reuse_attribute(CUmemPool_attribute attribute) {
          attribute == CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
 }
 
+// What cuMemPoolSetAccess granted other devices, per pool; the pool's own device always has
+// read-write access and is not recorded. A destroyed pool's entry goes with it.
+struct PoolAccess {
+  std::mutex mutex;
+  std::map<MemoryPool*, std::map<int, CUmemAccess_flags>> granted;
+};
+
+PoolAccess& pool_access() {
+  static auto& access = *new PoolAccess;
+  return access;
+}
+
+// The device a location-based pool query names (cuMemGetDefaultMemPool and friends). Only device
+// locations with pinned allocations have pools here: host, NUMA and managed pools do not exist.
+CUresult pool_device(const char* function, const CUmemLocation* location,
+                     CUmemAllocationType type, int& device) {
+  XCUDA_MEMORY_REQUIRE(api::initialized(), CUDA_ERROR_NOT_INITIALIZED,
+                       "cuInit has not been called");
+  XCUDA_MEMORY_REQUIRE(location, CUDA_ERROR_INVALID_VALUE, "location is null");
+  XCUDA_MEMORY_REQUIRE(type == CU_MEM_ALLOCATION_TYPE_PINNED || type == CU_MEM_ALLOCATION_TYPE_MANAGED,
+                       CUDA_ERROR_INVALID_VALUE, "allocation type must be pinned or managed");
+  switch (location->type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: break;
+    case CU_MEM_LOCATION_TYPE_NONE:
+      XCUDA_MEMORY_REQUIRE(type == CU_MEM_ALLOCATION_TYPE_MANAGED, CUDA_ERROR_INVALID_VALUE,
+                           "only managed pools may have no location");
+      [[fallthrough]];
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return api::fail(function, CUDA_ERROR_NOT_SUPPORTED, "only device memory pools exist");
+    default:
+      return api::fail(function, CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("location type {} has no pools", int(location->type)));
+  }
+  XCUDA_MEMORY_REQUIRE(type == CU_MEM_ALLOCATION_TYPE_PINNED, CUDA_ERROR_NOT_SUPPORTED,
+                       "managed memory pools are not supported");
+  XCUDA_MEMORY_REQUIRE(location->id >= 0 && location->id < runtime::backend().device_count(),
+                       CUDA_ERROR_INVALID_VALUE,
+                       fmt::format("device {} does not exist", location->id));
+  device = location->id;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 XCUDA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* result, size_t bytes, CUstream stream) {
@@ -140,6 +187,8 @@ XCUDA_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   if (CUresult status = check_pool(__func__, pool); status != CUDA_SUCCESS) return status;
   XCUDA_REQUIRE(runtime::destroy_memory_pool(as_pool(pool)), CUDA_ERROR_INVALID_VALUE,
                 "a device's default memory pool cannot be destroyed");
+  std::lock_guard lock(pool_access().mutex);
+  pool_access().granted.erase(as_pool(pool));
   return CUDA_SUCCESS;
 }
 
@@ -260,5 +309,88 @@ XCUDA_EXPORT CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_a
     pool.reset_used_high();
   else
     pool.reset_reserved_high();
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool* result, CUmemLocation* location,
+                                             CUmemAllocationType type) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  int device = 0;
+  if (CUresult status = pool_device(__func__, location, type, device); status != CUDA_SUCCESS)
+    return status;
+  *result = as_handle(runtime::default_memory_pool(device));
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemGetMemPool(CUmemoryPool* result, CUmemLocation* location,
+                                      CUmemAllocationType type) {
+  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  int device = 0;
+  if (CUresult status = pool_device(__func__, location, type, device); status != CUDA_SUCCESS)
+    return status;
+  *result = as_handle(runtime::current_memory_pool(device));
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,
+                                      CUmemoryPool pool) {
+  int device = 0;
+  if (CUresult status = pool_device(__func__, location, type, device); status != CUDA_SUCCESS)
+    return status;
+  if (CUresult status = check_pool(__func__, pool); status != CUDA_SUCCESS) return status;
+  XCUDA_REQUIRE(as_pool(pool)->device() == device, CUDA_ERROR_INVALID_VALUE,
+                "the pool belongs to another location");
+  runtime::set_current_memory_pool(device, as_pool(pool));
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool handle, const CUmemAccessDesc* map,
+                                         size_t count) {
+  if (CUresult status = check_pool(__func__, handle); status != CUDA_SUCCESS) return status;
+  XCUDA_REQUIRE(map || count == 0, CUDA_ERROR_INVALID_VALUE, "descriptor array is null");
+  MemoryPool* pool = as_pool(handle);
+  // Every descriptor is checked before any takes effect.
+  for (size_t index = 0; index < count; ++index) {
+    const CUmemAccessDesc& access = map[index];
+    XCUDA_REQUIRE(access.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+                      access.location.id >= 0 &&
+                      access.location.id < runtime::backend().device_count(),
+                  CUDA_ERROR_INVALID_VALUE, fmt::format("descriptor {} names no device", index));
+    XCUDA_REQUIRE(access.flags == CU_MEM_ACCESS_FLAGS_PROT_NONE ||
+                      access.flags == CU_MEM_ACCESS_FLAGS_PROT_READ ||
+                      access.flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                  CUDA_ERROR_INVALID_VALUE, fmt::format("descriptor {} has unknown flags", index));
+    int device = access.location.id;
+    XCUDA_REQUIRE(device != pool->device() || access.flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                  CUDA_ERROR_INVALID_VALUE, "the pool's own device keeps read-write access");
+    XCUDA_REQUIRE(device == pool->device() || access.flags == CU_MEM_ACCESS_FLAGS_PROT_NONE ||
+                      api::can_access_peer(device, pool->device()),
+                  CUDA_ERROR_INVALID_VALUE,
+                  fmt::format("device {} cannot access the memory of device {}", device,
+                              pool->device()));
+  }
+  std::lock_guard lock(pool_access().mutex);
+  auto& granted = pool_access().granted[pool];
+  for (size_t index = 0; index < count; ++index)
+    if (map[index].location.id != pool->device())
+      granted[map[index].location.id] = map[index].flags;
+  return CUDA_SUCCESS;
+}
+
+XCUDA_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool handle,
+                                         CUmemLocation* location) {
+  if (CUresult status = check_pool(__func__, handle); status != CUDA_SUCCESS) return status;
+  XCUDA_REQUIRE(flags && location, CUDA_ERROR_INVALID_VALUE, "null pointer");
+  XCUDA_REQUIRE(location->type == CU_MEM_LOCATION_TYPE_DEVICE && location->id >= 0 &&
+                    location->id < runtime::backend().device_count(),
+                CUDA_ERROR_INVALID_VALUE, "location names no device");
+  MemoryPool* pool = as_pool(handle);
+  *flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (location->id == pool->device()) return CUDA_SUCCESS;
+  std::lock_guard lock(pool_access().mutex);
+  *flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  if (auto found = pool_access().granted.find(pool); found != pool_access().granted.end())
+    if (auto device = found->second.find(location->id); device != found->second.end())
+      *flags = device->second;
   return CUDA_SUCCESS;
 }

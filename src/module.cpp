@@ -123,3 +123,19 @@ XCUDA_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
   *mode = runtime::environment().eager ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
   return CUDA_SUCCESS;
 }
+
+XCUDA_EXPORT CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int count,
+                                                 CUmodule handle) {
+  XCUDA_REQUIRE(functions, CUDA_ERROR_INVALID_VALUE, "functions output pointer is null");
+  XCUDA_REQUIRE(runtime::live_modules().contains(handle), CUDA_ERROR_INVALID_HANDLE,
+                "not a live module");
+  Module* module = as_module(handle);
+  const auto& kernels = module->info().kernels;
+  XCUDA_REQUIRE(count >= kernels.size(), CUDA_ERROR_INVALID_VALUE, "array too small");
+  for (size_t index = 0; index < kernels.size(); ++index) {
+    auto function = module->function(kernels[index].name);
+    if (!function) return api::fail(__func__, function.error());
+    functions[index] = reinterpret_cast<CUfunction>(*function);
+  }
+  return CUDA_SUCCESS;
+}

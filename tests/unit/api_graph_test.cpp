@@ -3,6 +3,7 @@
 // Every expectation here was confirmed against NVIDIA's driver on an H200 (CUDA 13).
 #include "tests/unit/driver_api_fixture.h"
 
+#include <cstring>
 #include <vector>
 
 namespace xcuda::testing {
@@ -193,6 +194,87 @@ TEST_F(GraphApi, KernelNodeCopiesItsArgumentsAndTheExecutableGraphItsNodes) {
   ASSERT_EQ(cuMemcpyDtoH_v2(host.data(), data, n * sizeof(int)), CUDA_SUCCESS);
   for (int value : host) ASSERT_EQ(value, 3);
   EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(data), CUDA_SUCCESS);
+}
+
+TEST_F(GraphApi, KernelNodesKeepLaunchAttributes) {
+  CUdeviceptr data = 0;
+  constexpr int n = 32;
+  ASSERT_EQ(cuMemAlloc_v2(&data, n * sizeof(int)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemsetD32_v2(data, 0, n), CUDA_SUCCESS);
+  CUdeviceptr argument = data;
+  int count = n;
+  void* arguments[] = {&argument, &count};
+  CUDA_KERNEL_NODE_PARAMS params = {};
+  params.func = kernel("add_one");
+  params.gridDimX = params.gridDimY = params.gridDimZ = 1;
+  params.blockDimX = n;
+  params.blockDimY = params.blockDimZ = 1;
+  params.kernelParams = arguments;
+  CUgraphNode first = nullptr, second = nullptr;
+  ASSERT_EQ(cuGraphAddKernelNode_v2(&first, graph_, nullptr, 0, &params), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphAddKernelNode_v2(&second, graph_, &first, 1, &params), CUDA_SUCCESS);
+
+  // Never set: zero.
+  CUkernelNodeAttrValue value;
+  std::memset(&value, 0xff, sizeof value);
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(first, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value),
+            CUDA_SUCCESS);
+  EXPECT_EQ(value.priority, 0);
+  CUkernelNodeAttrValue set = {};
+  set.priority = 3;
+  ASSERT_EQ(cuGraphKernelNodeSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PRIORITY, &set),
+            CUDA_SUCCESS);
+  set = {};
+  set.cooperative = 1;
+  ASSERT_EQ(cuGraphKernelNodeSetAttribute(first, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &set),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(first, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value),
+            CUDA_SUCCESS);
+  EXPECT_EQ(value.priority, 3);
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(first, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value),
+            CUDA_SUCCESS);
+  EXPECT_EQ(value.cooperative, 1);
+  ASSERT_EQ(cuGraphKernelNodeCopyAttributes(second, first), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(second, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value),
+            CUDA_SUCCESS);
+  EXPECT_EQ(value.priority, 3);
+
+  // New parameters leave the attributes as they were.
+  ASSERT_EQ(cuGraphKernelNodeSetParams_v2(second, &params), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphKernelNodeGetAttribute(second, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value),
+            CUDA_SUCCESS);
+  EXPECT_EQ(value.priority, 3);
+
+  // The parameters survive the new attributes: both nodes still add one.
+  CUDA_KERNEL_NODE_PARAMS read_back = {};
+  ASSERT_EQ(cuGraphKernelNodeGetParams_v2(second, &read_back), CUDA_SUCCESS);
+  EXPECT_EQ(*static_cast<CUdeviceptr*>(read_back.kernelParams[0]), data);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphLaunch(exec, stream_), CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream_), CUDA_SUCCESS);
+  std::vector<int> host(n);
+  ASSERT_EQ(cuMemcpyDtoH_v2(host.data(), data, n * sizeof(int)), CUDA_SUCCESS);
+  for (int element : host) ASSERT_EQ(element, 2);
+  EXPECT_EQ(cuGraphExecDestroy(exec), CUDA_SUCCESS);
+
+  EXPECT_EQ(cuGraphKernelNodeGetAttribute(first, CU_LAUNCH_ATTRIBUTE_PRIORITY, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuGraphKernelNodeSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PRIORITY, nullptr),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuGraphKernelNodeGetAttribute(first, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT, &value),
+            CUDA_ERROR_INVALID_VALUE) << "not a kernel node attribute";
+  set = {};
+  set.clusterDim.x = 2;
+  set.clusterDim.y = set.clusterDim.z = 1;
+  EXPECT_EQ(cuGraphKernelNodeSetAttribute(first, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &set),
+            CUDA_ERROR_NOT_SUPPORTED);
+  CUgraphNode other = empty();
+  EXPECT_EQ(cuGraphKernelNodeGetAttribute(other, CU_LAUNCH_ATTRIBUTE_PRIORITY, &value),
+            CUDA_ERROR_INVALID_VALUE) << "not a kernel node";
+  EXPECT_EQ(cuGraphKernelNodeCopyAttributes(other, first), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuGraphKernelNodeCopyAttributes(first, nullptr), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuMemFree_v2(data), CUDA_SUCCESS);
 }
 

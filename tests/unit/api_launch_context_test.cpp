@@ -130,6 +130,73 @@ TEST_F(LaunchApi, FunctionAttributesDescribeTheKernel) {
   EXPECT_EQ(cuFuncGetAttribute(&value, CU_FUNC_ATTRIBUTE_MAX, add_one), CUDA_ERROR_INVALID_VALUE);
 }
 
+TEST_F(LaunchApi, FunctionsLoadOnFirstUseOrWhenAskedTo) {
+  CUfunction add_one = kernel("add_one");
+  CUfunction set_flag = kernel("set_flag");
+  CUmoduleLoadingMode mode;
+  ASSERT_EQ(cuModuleGetLoadingMode(&mode), CUDA_SUCCESS);
+  CUfunctionLoadingState before = CU_FUNCTION_LOADING_STATE_MAX;
+  ASSERT_EQ(cuFuncIsLoaded(&before, add_one), CUDA_SUCCESS);
+  EXPECT_EQ(before, mode == CU_MODULE_EAGER_LOADING ? CU_FUNCTION_LOADING_STATE_LOADED
+                                                    : CU_FUNCTION_LOADING_STATE_UNLOADED);
+  ASSERT_EQ(cuFuncLoad(add_one), CUDA_SUCCESS);
+  CUfunctionLoadingState state = CU_FUNCTION_LOADING_STATE_MAX;
+  ASSERT_EQ(cuFuncIsLoaded(&state, add_one), CUDA_SUCCESS);
+  EXPECT_EQ(state, CU_FUNCTION_LOADING_STATE_LOADED);
+  // Loading again is allowed and changes nothing.
+  EXPECT_EQ(cuFuncLoad(add_one), CUDA_SUCCESS);
+  if (mode == CU_MODULE_LAZY_LOADING) {
+    // Each kernel is its own unit: loading one leaves the others unloaded.
+    ASSERT_EQ(cuFuncIsLoaded(&state, set_flag), CUDA_SUCCESS);
+    EXPECT_EQ(state, CU_FUNCTION_LOADING_STATE_UNLOADED);
+  }
+  EXPECT_EQ(cuFuncIsLoaded(nullptr, add_one), CUDA_ERROR_INVALID_VALUE);
+  int not_a_function = 0;
+  auto bogus = reinterpret_cast<CUfunction>(&not_a_function);
+  EXPECT_EQ(cuFuncIsLoaded(&state, bogus), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncLoad(bogus), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuFuncLoad(nullptr), CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(LaunchApi, ModuleEnumeratesItsFunctionsInOrder) {
+  kernel("add_one");  // loads the module
+  unsigned count = 0;
+  ASSERT_EQ(cuModuleGetFunctionCount(&count, module_), CUDA_SUCCESS);
+  ASSERT_EQ(count, 3u);
+  std::vector<CUfunction> functions(count);
+  ASSERT_EQ(cuModuleEnumerateFunctions(functions.data(), count, module_), CUDA_SUCCESS);
+  const char* names[] = {"spin_until_set", "set_flag", "add_one"};
+  for (unsigned index = 0; index < count; ++index) {
+    const char* name = nullptr;
+    ASSERT_EQ(cuFuncGetName(&name, functions[index]), CUDA_SUCCESS);
+    EXPECT_STREQ(name, names[index]);
+    // The same handle cuModuleGetFunction gives.
+    EXPECT_EQ(functions[index], kernel(names[index]));
+  }
+  EXPECT_EQ(cuModuleEnumerateFunctions(functions.data(), count - 1, module_),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuModuleEnumerateFunctions(nullptr, count, module_), CUDA_ERROR_INVALID_VALUE);
+  int not_a_module = 0;
+  EXPECT_EQ(cuModuleEnumerateFunctions(functions.data(), count,
+                                       reinterpret_cast<CUmodule>(&not_a_module)),
+            CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(LaunchApi, LibrariesHaveNoUnifiedFunctions) {
+  CUlibrary library = nullptr;
+  ASSERT_EQ(cuLibraryLoadData(&library, kernels_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0),
+            CUDA_SUCCESS);
+  void* pointer = nullptr;
+  EXPECT_EQ(cuLibraryGetUnifiedFunction(&pointer, library, "add_one"), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(cuLibraryGetUnifiedFunction(nullptr, library, "add_one"), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLibraryGetUnifiedFunction(&pointer, library, nullptr), CUDA_ERROR_INVALID_VALUE);
+  int not_a_library = 0;
+  EXPECT_EQ(cuLibraryGetUnifiedFunction(&pointer, reinterpret_cast<CUlibrary>(&not_a_library),
+                                        "add_one"),
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(cuLibraryUnload(library), CUDA_SUCCESS);
+}
+
 // --- Contexts ---
 
 class ContextApi : public DriverApiTest {};
@@ -296,6 +363,22 @@ std::string stress_thread(CUdevice device, int thread_index, int rounds) {
   STRESS_CHECK(cuCtxDestroy_v2(context));
 #undef STRESS_CHECK
   return {};
+}
+
+extern "C" CUresult cuProfilerInitialize(const char*, const char*, int);
+extern "C" CUresult cuProfilerStart();
+extern "C" CUresult cuProfilerStop();
+
+TEST_F(ContextApi, ProfilerControlNeedsAContext) {
+  EXPECT_EQ(cuProfilerStart(), CUDA_SUCCESS);
+  EXPECT_EQ(cuProfilerStart(), CUDA_SUCCESS) << "starting twice has no effect";
+  EXPECT_EQ(cuProfilerStop(), CUDA_SUCCESS);
+  // Deprecated: since CUDA 12.0 it always answers NOT_SUPPORTED.
+  EXPECT_EQ(cuProfilerInitialize("config", "output", 0), CUDA_ERROR_NOT_SUPPORTED);
+  ASSERT_EQ(cuCtxSetCurrent(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(cuProfilerStart(), CUDA_ERROR_INVALID_CONTEXT);
+  EXPECT_EQ(cuProfilerStop(), CUDA_ERROR_INVALID_CONTEXT);
+  ASSERT_EQ(cuCtxSetCurrent(context_), CUDA_SUCCESS);
 }
 
 TEST(ThreadSafety, ManyThreadsEachWithTheirOwnContextAndStreams) {

@@ -319,6 +319,142 @@ TEST_F(MemoryApi, ManagedMemoryRemembersAdviceAndPrefetches) {
   EXPECT_EQ(cuMemFree_v2(managed), CUDA_SUCCESS);
 }
 
+TEST_F(MemoryApi, PrefetchBatchesRecordEachRangesLocation) {
+  CUdeviceptr first = 0, second = 0;
+  ASSERT_EQ(cuMemAllocManaged(&first, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAllocManaged(&second, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr ranges[] = {first, second};
+  size_t sizes[] = {4096, 1024};
+  // The first location applies from range 0, the second from range 1.
+  CUmemLocation locations[] = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, {CU_MEM_LOCATION_TYPE_HOST, 0}};
+  size_t starts[] = {0, 1};
+  ASSERT_EQ(cuMemPrefetchBatchAsync(ranges, sizes, 2, locations, starts, 2, 0, stream),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  int last = -5;
+  ASSERT_EQ(cuMemRangeGetAttribute(&last, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, first,
+                                   4096),
+            CUDA_SUCCESS);
+  EXPECT_EQ(last, 0);
+  ASSERT_EQ(cuMemRangeGetAttribute(&last, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
+                                   second, 1024),
+            CUDA_SUCCESS);
+  EXPECT_EQ(last, CU_DEVICE_CPU);
+
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ranges, sizes, 2, locations, starts, 2, 1, stream),
+            CUDA_ERROR_INVALID_VALUE) << "flags must be 0";
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ranges, sizes, 0, locations, starts, 1, 0, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPrefetchBatchAsync(nullptr, sizes, 2, locations, starts, 2, 0, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ranges, sizes, 2, locations, starts, 3, 0, stream),
+            CUDA_ERROR_INVALID_VALUE) << "more locations than ranges";
+  size_t unordered[] = {1, 0};
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ranges, sizes, 2, locations, unordered, 2, 0, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  CUmemLocation missing[] = {{CU_MEM_LOCATION_TYPE_DEVICE, 99}};
+  EXPECT_EQ(cuMemPrefetchBatchAsync(ranges, sizes, 2, missing, starts, 1, 0, stream),
+            CUDA_ERROR_INVALID_DEVICE);
+  CUdeviceptr plain = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&plain, 64), CUDA_SUCCESS);
+  CUdeviceptr not_managed[] = {first, plain};
+  size_t small[] = {64, 64};
+  EXPECT_EQ(cuMemPrefetchBatchAsync(not_managed, small, 2, locations, starts, 2, 0, stream),
+            CUDA_ERROR_INVALID_VALUE);
+
+  // Attaching: the whole allocation (length 0 or its size), one of the three flags.
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, first, 0, CU_MEM_ATTACH_SINGLE), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, first, 4096, CU_MEM_ATTACH_HOST), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamAttachMemAsync(nullptr, second, 0, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamAttachMemAsync(nullptr, second, 0, CU_MEM_ATTACH_SINGLE),
+            CUDA_ERROR_INVALID_VALUE) << "no single attachment to the legacy stream";
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, first, 0, 0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, first, 0, CU_MEM_ATTACH_GLOBAL | CU_MEM_ATTACH_HOST),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, first, 100, CU_MEM_ATTACH_GLOBAL),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, first + 64, 0, CU_MEM_ATTACH_GLOBAL),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuStreamAttachMemAsync(stream, plain, 0, CU_MEM_ATTACH_GLOBAL),
+            CUDA_ERROR_INVALID_VALUE);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(plain), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(first), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(second), CUDA_SUCCESS);
+}
+
+// --- Batched copies ---
+
+TEST_F(MemoryApi, CopyBatchMovesEveryBufferInStreamOrder) {
+  CUstream stream = nullptr;
+  ASSERT_EQ(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUdeviceptr device = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&device, 3 * 256), CUDA_SUCCESS);
+  auto source = pattern(3 * 256);
+  std::vector<unsigned char> back(3 * 256, 0);
+  auto at = [](void* pointer, size_t offset) {
+    return reinterpret_cast<CUdeviceptr>(static_cast<unsigned char*>(pointer) + offset);
+  };
+  // Host to device in three pieces (the first two with one set of attributes, the last with
+  // another), then device to host in one.
+  CUdeviceptr destinations[] = {device, device + 256, device + 512};
+  CUdeviceptr sources[] = {at(source.data(), 0), at(source.data(), 256), at(source.data(), 512)};
+  size_t sizes[] = {256, 256, 256};
+  CUmemcpyAttributes attributes[2] = {};
+  attributes[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  attributes[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+  attributes[1].flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE;
+  size_t starts[] = {0, 2};
+  ASSERT_EQ(cuMemcpyBatchAsync_v2(destinations, sources, sizes, 3, attributes, starts, 2, stream),
+            CUDA_SUCCESS);
+  CUdeviceptr back_destination[] = {at(back.data(), 0)};
+  CUdeviceptr back_source[] = {device};
+  size_t whole[] = {3 * 256};
+  size_t failed = 7;
+  ASSERT_EQ(cuMemcpyBatchAsync(back_destination, back_source, whole, 1, attributes, starts, 1,
+                               &failed, stream),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(back, source);
+
+  // Errors: the whole batch (failure index SIZE_MAX) or one copy (its index).
+  EXPECT_EQ(cuMemcpyBatchAsync(destinations, sources, sizes, 3, attributes, starts, 2, &failed,
+                               nullptr),
+            CUDA_ERROR_INVALID_VALUE) << "the legacy default stream is refused";
+  EXPECT_EQ(failed, SIZE_MAX);
+  EXPECT_EQ(cuMemcpyBatchAsync_v2(destinations, sources, sizes, 0, attributes, starts, 1, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyBatchAsync_v2(destinations, sources, sizes, 3, attributes, starts, 0, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemcpyBatchAsync_v2(destinations, sources, sizes, 3, nullptr, starts, 2, stream),
+            CUDA_ERROR_INVALID_VALUE);
+  size_t late_start[] = {1, 2};
+  EXPECT_EQ(cuMemcpyBatchAsync_v2(destinations, sources, sizes, 3, attributes, late_start, 2,
+                                  stream),
+            CUDA_ERROR_INVALID_VALUE) << "the first attributes must start at copy 0";
+  size_t past_end[] = {0, 3};
+  EXPECT_EQ(cuMemcpyBatchAsync_v2(destinations, sources, sizes, 3, attributes, past_end, 2,
+                                  stream),
+            CUDA_ERROR_INVALID_VALUE);
+  CUmemcpyAttributes unordered[2] = {attributes[0], attributes[1]};
+  unordered[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+  EXPECT_EQ(cuMemcpyBatchAsync(destinations, sources, sizes, 3, unordered, starts, 2, &failed,
+                               stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(failed, 2u);
+  CUdeviceptr with_null[] = {device, 0, device + 512};
+  EXPECT_EQ(cuMemcpyBatchAsync(with_null, sources, sizes, 3, attributes, starts, 2, &failed,
+                               stream),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(failed, 1u);
+  ASSERT_EQ(cuStreamSynchronize(stream), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(device), CUDA_SUCCESS);
+  EXPECT_EQ(cuStreamDestroy_v2(stream), CUDA_SUCCESS);
+}
+
 // --- The stream-ordered allocator and memory pools ---
 
 TEST_F(MemoryApi, AllocAsyncMemoryIsUsableInStreamOrderAndFreedAfterIt) {
@@ -403,6 +539,80 @@ TEST_F(MemoryApi, PoolAttributesTrackUseAndTrimming) {
   EXPECT_EQ(cuMemPoolDestroy(pool), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuMemPoolDestroy(default_pool), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuDeviceGetDefaultMemPool(&current, 99), CUDA_ERROR_INVALID_DEVICE);
+}
+
+TEST_F(MemoryApi, PoolsByLocationAreTheDevicesPools) {
+  CUmemLocation device0{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  CUmemoryPool by_location = nullptr, by_device = nullptr;
+  ASSERT_EQ(cuMemGetDefaultMemPool(&by_location, &device0, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cuDeviceGetDefaultMemPool(&by_device, 0), CUDA_SUCCESS);
+  EXPECT_EQ(by_location, by_device);
+
+  CUmemPoolProps properties{};
+  properties.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  properties.location = device0;
+  CUmemoryPool pool = nullptr;
+  ASSERT_EQ(cuMemPoolCreate(&pool, &properties), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemSetMemPool(&device0, CU_MEM_ALLOCATION_TYPE_PINNED, pool), CUDA_SUCCESS);
+  CUmemoryPool current = nullptr;
+  ASSERT_EQ(cuMemGetMemPool(&current, &device0, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_SUCCESS);
+  EXPECT_EQ(current, pool);
+  ASSERT_EQ(cuDeviceGetMemPool(&current, 0), CUDA_SUCCESS);
+  EXPECT_EQ(current, pool);
+  ASSERT_EQ(cuMemSetMemPool(&device0, CU_MEM_ALLOCATION_TYPE_PINNED, by_device), CUDA_SUCCESS);
+
+  // The pool's own device has read-write access and keeps it; others get what they are given.
+  CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  ASSERT_EQ(cuMemPoolGetAccess(&flags, pool, &device0), CUDA_SUCCESS);
+  EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  CUmemAccessDesc own{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_NONE};
+  EXPECT_EQ(cuMemPoolSetAccess(pool, &own, 1), CUDA_ERROR_INVALID_VALUE);
+  own.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  EXPECT_EQ(cuMemPoolSetAccess(pool, &own, 1), CUDA_SUCCESS);
+  int devices = 0;
+  ASSERT_EQ(cuDeviceGetCount(&devices), CUDA_SUCCESS);
+  if (devices > 1) {
+    int peer = 0;
+    ASSERT_EQ(cuDeviceCanAccessPeer(&peer, 1, 0), CUDA_SUCCESS);
+    CUmemLocation device1{CU_MEM_LOCATION_TYPE_DEVICE, 1};
+    ASSERT_EQ(cuMemPoolGetAccess(&flags, pool, &device1), CUDA_SUCCESS);
+    EXPECT_EQ(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CUmemAccessDesc other{device1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    EXPECT_EQ(cuMemPoolSetAccess(pool, &other, 1), peer ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+    ASSERT_EQ(cuMemPoolGetAccess(&flags, pool, &device1), CUDA_SUCCESS);
+    EXPECT_EQ(flags, peer ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE);
+  }
+  CUmemAccessDesc bad_flags{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CUmemAccess_flags(2)};
+  EXPECT_EQ(cuMemPoolSetAccess(pool, &bad_flags, 1), CUDA_ERROR_INVALID_VALUE);
+  CUmemAccessDesc no_device{{CU_MEM_LOCATION_TYPE_DEVICE, 99}, CU_MEM_ACCESS_FLAGS_PROT_READ};
+  EXPECT_EQ(cuMemPoolSetAccess(pool, &no_device, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPoolSetAccess(pool, nullptr, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPoolGetAccess(nullptr, pool, &device0), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPoolGetAccess(&flags, pool, nullptr), CUDA_ERROR_INVALID_VALUE);
+
+  // Locations without pools here, and arguments NVIDIA refuses.
+  CUmemLocation host{CU_MEM_LOCATION_TYPE_HOST, 0};
+  EXPECT_EQ(cuMemGetDefaultMemPool(&current, &host, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(cuMemGetDefaultMemPool(&current, &device0, CU_MEM_ALLOCATION_TYPE_MANAGED),
+            CUDA_ERROR_NOT_SUPPORTED);
+  CUmemLocation none{CU_MEM_LOCATION_TYPE_NONE, 0};
+  EXPECT_EQ(cuMemGetMemPool(&current, &none, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemGetMemPool(&current, &device0, CU_MEM_ALLOCATION_TYPE_INVALID),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemGetMemPool(nullptr, &device0, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemGetMemPool(&current, nullptr, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_ERROR_INVALID_VALUE);
+  CUmemLocation missing{CU_MEM_LOCATION_TYPE_DEVICE, 99};
+  EXPECT_EQ(cuMemGetDefaultMemPool(&current, &missing, CU_MEM_ALLOCATION_TYPE_PINNED),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemSetMemPool(&device0, CU_MEM_ALLOCATION_TYPE_PINNED, pool),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuMemPoolGetAccess(&flags, pool, &device0), CUDA_ERROR_INVALID_VALUE);
 }
 
 TEST_F(MemoryApi, PoolWithMaximumSizeRefusesToGrowPastIt) {
