@@ -279,6 +279,10 @@ class FunctionChecker {
 
   void check_operand(Instruction& instruction, Operand& operand, char letter, bool is_first) {
     using Kind = Operand::Kind;
+    if (operand.minus && (instruction.opcode != "vmad" || is_first)) {
+      error(operand.location, "'-' before a register is only valid on vmad's sources");
+      return;
+    }
     if (letter == 'a') {
       if (operand.kind != Kind::address || !operand.elements.empty()) {
         error(operand.location, "expected an address [...]");

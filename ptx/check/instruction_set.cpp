@@ -128,7 +128,10 @@ constexpr InstructionSignature instruction_set[] = {
     {"match", type_group | barrier_group, "***?*", ""},
     {"redux", type_group | barrier_group | atomic_operation_group, "***", ""},
     // matrix instructions: shapes, types and register counts are checked by the lowering (lower/matrix.cpp)
-    {"mma", type_group | barrier_group, "****", "m8n8k4 m8n8k16 m16n8k4 m16n8k8 m16n8k16 m16n8k32 row col satfinite tf32"},
+    {"mma", type_group | barrier_group, "****", "m8n8k4 m8n8k16 m16n8k4 m16n8k8 m16n8k16 m16n8k32 row col satfinite tf32 e4m3 e5m2"},
+    // wmma.load.{a,b,c} r, [p]{, stride}; wmma.store.d [p], r{, stride}; wmma.mma d, a, b, c
+    {"wmma", type_group | space_group | barrier_group, "**?**",
+     "load store mma a b c d row col m16n16k16 m32n8k16 m8n32k16 m16n16k8 m8n8k4 satfinite tf32"},
     {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 x1 x2 x4 trans"},
     {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 x1 x2 x4 trans"},
     // textures and surfaces: shapes are checked by the lowering (lower/texture.cpp)
@@ -143,7 +146,7 @@ constexpr InstructionSignature instruction_set[] = {
 };
 
 constexpr std::string_view later_instructions[] = {
-    "istypep", "sured", "movmatrix", "wmma", "wgmma",
+    "istypep", "sured", "movmatrix", "wgmma",
     "mapa", "getctarank", "elect", "setmaxnreg", "stacksave",
     "stackrestore", "alloca", "tensormap", "applypriority", "discard",
     "createpolicy", "prefetchu", "cctl", "pmevent", "clusterlaunchcontrol", "tcgen05",

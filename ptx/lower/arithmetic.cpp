@@ -24,11 +24,6 @@ llvm::Type* shaped_integer(llvm::Type* type) {
   return llvm::IntegerType::get(type->getContext(), static_cast<unsigned>(type->getPrimitiveSizeInBits().getFixedValue()));
 }
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  const auto& other = instruction.qualifiers.other;
-  return std::find(other.begin(), other.end(), word) != other.end();
-}
-
 // .ftz flushes a result that is tiny after rounding to the format's precision with an unbounded
 // exponent (measured on an H200: a product just below the smallest normal that rounds up to it is
 // kept by fma and flushed by mul when it is exactly representable one binade lower). Those are

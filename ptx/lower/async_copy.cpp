@@ -7,9 +7,8 @@
 namespace xcuda::ptx {
 namespace {
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  for (const std::string& other : instruction.qualifiers.other)
-    if (other == word) return true;
+// Cache hints are accepted by the checker without being recorded among the qualifiers.
+bool is_written(const Instruction& instruction, std::string_view word) {
   for (const Modifier& modifier : instruction.modifiers)
     if (modifier.word == word) return true;
   return false;
@@ -25,7 +24,7 @@ bool is_predicate(FunctionLowering& lowering, const Operand& operand) {
 // the rest zeros.
 void lower_copy(FunctionLowering& lowering, const Instruction& instruction) {
   const auto& operands = instruction.operands;
-  bool has_policy = has_word(instruction, "L2::cache_hint");
+  bool has_policy = is_written(instruction, "L2::cache_hint");
   size_t count = operands.size() - (has_policy ? 1 : 0);
   if (count < 3 || count > 4 || operands[0].kind != Operand::Kind::address ||
       operands[1].kind != Operand::Kind::address || operands[2].kind != Operand::Kind::integer) {

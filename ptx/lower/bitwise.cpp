@@ -68,11 +68,6 @@ void lower_shift(FunctionLowering& lowering, const Instruction& instruction, boo
 void lower_shl(FunctionLowering& lowering, const Instruction& instruction) { lower_shift(lowering, instruction, true); }
 void lower_shr(FunctionLowering& lowering, const Instruction& instruction) { lower_shift(lowering, instruction, false); }
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  const auto& other = instruction.qualifiers.other;
-  return std::find(other.begin(), other.end(), word) != other.end();
-}
-
 // shf.l/.r d, a, b, c: shift the 64-bit b:a by c and keep the upper (l) or lower (r) half.
 void lower_shf(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();

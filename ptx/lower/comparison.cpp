@@ -1,4 +1,6 @@
 // setp (with the optional .and/.or/.xor combining predicate and the p|q pair), set, selp, slct.
+// On .f16x2/.bf16x2 operands both compare lane by lane: setp's p takes the low halves' outcome
+// and q the high halves', set writes each lane's outcome into the same half of d.
 #include <bit>
 
 #include <llvm/IR/Intrinsics.h>
@@ -57,13 +59,10 @@ Value* combine(llvm::IRBuilder<>& builder, Operation operation, Value* compariso
   }
 }
 
-// The comparison `a op b` of operands 1 and 2 in `type`, or nullptr after reporting why not.
+// The comparison `a op b` of operands 1 and 2 in `type` (an i1, or two for packed halves), or
+// nullptr after reporting why not.
 Value* compare_operands(FunctionLowering& lowering, const Instruction& instruction, ScalarType type) {
   const Qualifiers& qualifiers = instruction.qualifiers;
-  if (type == ScalarType::f16x2 || type == ScalarType::bf16x2) {
-    lowering.error(instruction.location, instruction.opcode + " on packed halves is not supported yet");
-    return nullptr;
-  }
   bool floating = is_float(type);
   auto predicate = floating ? float_predicate(qualifiers.comparison) : integer_predicate(qualifiers.comparison, is_signed(type));
   if (!predicate) {
@@ -71,8 +70,13 @@ Value* compare_operands(FunctionLowering& lowering, const Instruction& instructi
     return nullptr;
   }
   auto& builder = lowering.builder();
-  Value* a = floating ? read_float(lowering, instruction.operands[1], type, qualifiers.ftz) : lowering.read(instruction.operands[1], type);
-  Value* b = floating ? read_float(lowering, instruction.operands[2], type, qualifiers.ftz) : lowering.read(instruction.operands[2], type);
+  auto read = [&](const Operand& operand) {
+    if (!floating) return lowering.read(operand, type);
+    Value* value = read_float(lowering, operand, type, qualifiers.ftz);
+    return is_half_type(type) ? widen_half(lowering, value) : value;  // f32 holds them exactly
+  };
+  Value* a = read(instruction.operands[1]);
+  Value* b = read(instruction.operands[2]);
   return floating ? builder.CreateFCmp(*predicate, a, b) : builder.CreateICmp(*predicate, a, b);
 }
 
@@ -98,6 +102,16 @@ void lower_setp(FunctionLowering& lowering, const Instruction& instruction) {
   Value* other = combining_predicate(lowering, instruction, ok);
   if (!ok) return;
   const Operand& destination = instruction.operands[0];
+  if (comparison->getType()->isVectorTy()) {
+    if (destination.kind != Operand::Kind::predicate_pair) {
+      lowering.error(instruction.location, "setp on packed halves needs a p|q destination");
+      return;
+    }
+    for (uint64_t lane = 0; lane < 2; ++lane)
+      lowering.write(destination.elements[lane], combine(builder, qualifiers.operation, builder.CreateExtractElement(comparison, lane), other),
+                     ScalarType::pred);
+    return;
+  }
   if (destination.kind == Operand::Kind::predicate_pair) {
     lowering.write(destination.elements[0], combine(builder, qualifiers.operation, comparison, other), ScalarType::pred);
     lowering.write(destination.elements[1], combine(builder, qualifiers.operation, builder.CreateNot(comparison), other),
@@ -108,13 +122,20 @@ void lower_setp(FunctionLowering& lowering, const Instruction& instruction) {
 }
 
 // set.cmp.dtype.stype d, a, b: like setp, but the outcome is a value: all ones (integer
-// destinations) or 1.0f (.f32), and zero when false.
+// destinations) or 1.0 (float ones), and zero when false. Packed sources give one outcome per
+// half of d: 1.0 in each half of an .f16x2/.bf16x2 d, 0xFFFF in each half of a .u32/.s32 one.
 void lower_set(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
-  ScalarType destination = qualifiers.types[0];
-  if (qualifiers.types.size() != 2 || bit_width(destination) != 32) {
-    lowering.error(instruction.location, "set needs a .u32, .s32 or .f32 destination type and a source type");
+  ScalarType destination = qualifiers.types.empty() ? ScalarType::b32 : qualifiers.types[0];
+  bool packed_source = qualifiers.types.size() == 2 && (qualifiers.types[1] == ScalarType::f16x2 || qualifiers.types[1] == ScalarType::bf16x2);
+  bool packed_destination = destination == ScalarType::f16x2 || destination == ScalarType::bf16x2;
+  bool valid_destination = kind_of(destination) != TypeKind::bits && kind_of(destination) != TypeKind::predicate &&
+                           bit_width(destination) >= 16 && bit_width(destination) <= 32 && destination != ScalarType::f64;
+  if (qualifiers.types.size() != 2 || !valid_destination || packed_destination != (packed_source && is_float(destination)) ||
+      (packed_source && bit_width(destination) != 32)) {
+    lowering.error(instruction.location, "set needs a destination type (.u16 .s16 .u32 .s32 .f16 .bf16 .f32, or .f16x2 "
+                                         ".bf16x2 .u32 .s32 for packed sources) and a source type");
     return;
   }
   Value* comparison = compare_operands(lowering, instruction, qualifiers.types[1]);
@@ -122,11 +143,18 @@ void lower_set(FunctionLowering& lowering, const Instruction& instruction) {
   bool ok = true;
   Value* other = combining_predicate(lowering, instruction, ok);
   if (!ok) return;
+  if (other != nullptr && packed_source) other = builder.CreateVectorSplat(2, other);
   Value* outcome = combine(builder, qualifiers.operation, comparison, other);
-  Value* true_bits = builder.getInt32(is_float(destination) ? std::bit_cast<uint32_t>(1.0f) : ~0u);
-  lowering.write(instruction.operands[0], builder.CreateBitCast(builder.CreateSelect(outcome, true_bits, builder.getInt32(0)),
-                                                                lowering.type_of(destination)),
-                 destination);
+  uint32_t lane_bits = packed_source ? 16 : bit_width(destination);
+  uint64_t true_bits = ~uint64_t{0} >> (64 - lane_bits);
+  if (destination == ScalarType::f32) true_bits = std::bit_cast<uint32_t>(1.0f);
+  if (destination == ScalarType::f16 || destination == ScalarType::f16x2) true_bits = 0x3C00;
+  if (destination == ScalarType::bf16 || destination == ScalarType::bf16x2) true_bits = 0x3F80;
+  llvm::Type* lane_type = builder.getIntNTy(lane_bits);
+  if (packed_source) lane_type = llvm::FixedVectorType::get(lane_type, 2);
+  Value* lanes = builder.CreateSelect(outcome, llvm::ConstantInt::get(lane_type, true_bits), llvm::ConstantInt::get(lane_type, 0));
+  Value* bits = builder.CreateBitCast(lanes, builder.getIntNTy(bit_width(destination)));
+  write_float(lowering, instruction.operands[0], bits, destination, false);
 }
 
 void lower_selp(FunctionLowering& lowering, const Instruction& instruction) {

@@ -40,10 +40,6 @@ std::optional<llvm::Intrinsic::ID> integral_rounding(Rounding rounding) {
   }
 }
 
-bool has_word(const Qualifiers& qualifiers, std::string_view word) {
-  return std::find(qualifiers.other.begin(), qualifiers.other.end(), word) != qualifiers.other.end();
-}
-
 // The packed formats that have no register type of their own: the checker passes them on as
 // the bit type that holds them and by name.
 const NarrowFormat* named_format(const Qualifiers& qualifiers) {

@@ -32,6 +32,11 @@ void add_multimem_lowerings(LoweringTable& table);
 const LoweringTable& lowering_table();
 
 // Shared by several families.
+// Whether the instruction carries `word` among the modifiers only it cares about (.wrap, .row).
+bool has_word(const Qualifiers& qualifiers, std::string_view word);
+inline bool has_word(const Instruction& instruction, std::string_view word) { return has_word(instruction.qualifiers, word); }
+// The operands {a, b, …} names, or the single operand.
+std::vector<const Operand*> elements_of(const Operand& operand);
 llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& operand);
 void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instruction);
 // The warp exchange of intrinsics.h: `offer` (at most 64 bits) is offered, and the lanes that

@@ -1,6 +1,22 @@
 #include "lower/instruction_lowering.h"
 
+#include <algorithm>
+
 namespace xcuda::ptx {
+
+bool has_word(const Qualifiers& qualifiers, std::string_view word) {
+  return std::find(qualifiers.other.begin(), qualifiers.other.end(), word) != qualifiers.other.end();
+}
+
+std::vector<const Operand*> elements_of(const Operand& operand) {
+  std::vector<const Operand*> elements;
+  if (operand.kind == Operand::Kind::vector) {
+    for (const Operand& element : operand.elements) elements.push_back(&element);
+  } else {
+    elements.push_back(&operand);
+  }
+  return elements;
+}
 
 const LoweringTable& lowering_table() {
   static const LoweringTable table = [] {

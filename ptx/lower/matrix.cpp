@@ -1,14 +1,16 @@
-// Warp-level matrix instructions: mma.sync, ldmatrix and stmatrix. Each lane holds fragments of
-// the matrices in the places the PTX ISA's fragment layout tables give, and what a lane gets
-// depends on other lanes' registers. So every lane offers its fragment registers at warp
-// exchanges (see intrinsics.h), copies the whole warp's fragments into per-thread matrices laid
-// out row by row, and then computes or picks its own elements from them.
+// Warp-level matrix instructions: mma.sync, wmma, ldmatrix and stmatrix. Each lane holds
+// fragments of the matrices in the places the PTX ISA's fragment layout tables give, and what a
+// lane gets depends on other lanes' registers. So every lane offers its fragment registers at
+// warp exchanges (see intrinsics.h), copies the whole warp's fragments into per-thread matrices
+// laid out row by row, and then computes or picks its own elements from them.
 #include <array>
 #include <optional>
 #include <span>
 
+#include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
@@ -20,28 +22,13 @@ using llvm::Value;
 
 constexpr uint32_t warp_size = 32;
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  const auto& other = instruction.qualifiers.other;
-  return std::find(other.begin(), other.end(), word) != other.end();
-}
-
-// The register operands of {a, b, …}, or the single register.
-std::vector<const Operand*> elements_of(const Operand& operand) {
-  std::vector<const Operand*> elements;
-  if (operand.kind == Operand::Kind::vector) {
-    for (const Operand& element : operand.elements) elements.push_back(&element);
-  } else {
-    elements.push_back(&operand);
-  }
-  return elements;
-}
-
 struct Position {
   uint32_t row, column;
 };
 // Where element `index` of a lane's fragment sits in its matrix; the ISA numbers a lane's
 // elements across its registers, lowest bits first.
 using Layout = Position (*)(uint32_t lane, uint32_t index);
+using AnyLayout = llvm::function_ref<Position(uint32_t lane, uint32_t index)>;
 
 uint32_t group_of(uint32_t lane) { return lane >> 2; }
 uint32_t thread_in_group(uint32_t lane) { return lane & 3; }
@@ -71,12 +58,15 @@ Position b_m8n8(uint32_t lane, uint32_t index) { return {4 * thread_in_group(lan
 Position a_m8n8k4_f64(uint32_t lane, uint32_t) { return {group_of(lane), thread_in_group(lane)}; }
 Position b_m8n8k4_f64(uint32_t lane, uint32_t) { return {thread_in_group(lane), group_of(lane)}; }
 
-enum class Element { f16, bf16, tf32, f64, s8, u8, f32, s32 };
+enum class Element { f16, bf16, tf32, f64, s8, u8, e4m3, e5m2, f32, s32 };
+
+bool is_byte(Element element) { return element == Element::s8 || element == Element::u8; }
+bool is_eight_bit_float(Element element) { return element == Element::e4m3 || element == Element::e5m2; }
 
 uint32_t element_bits(Element element) {
   switch (element) {
     case Element::f16: case Element::bf16: return 16;
-    case Element::s8: case Element::u8: return 8;
+    case Element::s8: case Element::u8: case Element::e4m3: case Element::e5m2: return 8;
     case Element::f64: return 64;
     default: return 32;
   }
@@ -96,12 +86,14 @@ struct MmaForm {
   uint32_t accumulators;  // per lane
 };
 
-// The shapes and types of mma.sync the ISA defines for sm_80 and sm_90, but m8n8k4 .f16 (whose
-// quad-pair layout predates them) and the sub-byte and FP8 types.
+// The shapes and types of mma.sync the ISA defines for sm_80 and sm_90 (FP8 from sm_89), but
+// m8n8k4 .f16 (whose quad-pair layout predates them) and the sub-byte types. FP8 fragments lie
+// as .s8/.u8 ones do.
 std::optional<MmaForm> find_form(std::string_view shape, Element input, Element accumulator) {
   bool half = input == Element::f16 || input == Element::bf16;
-  bool byte = input == Element::s8 || input == Element::u8;
-  bool float_accumulator = accumulator == Element::f32 || (input == Element::f16 && accumulator == Element::f16);
+  bool byte = is_byte(input) || is_eight_bit_float(input);
+  bool float_accumulator = accumulator == Element::f32 ||
+                           (accumulator == Element::f16 && (input == Element::f16 || is_eight_bit_float(input)));
   if (half && float_accumulator && (shape == "m16n8k8" || shape == "m16n8k16")) {
     uint32_t k = shape == "m16n8k8" ? 8 : 16;
     return MmaForm{16, 8, k, input, accumulator, {a_16bit, k / 2}, {b_16bit, k / 4}, 4};
@@ -116,8 +108,8 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
       if (shape == "m16n8k" + std::to_string(k))
         return MmaForm{16, 8, k, input, accumulator, {a_32bit, k / 2}, {b_32bit, k / 4}, 4};
   }
-  if (byte && accumulator == Element::s32) {
-    if (shape == "m8n8k16") return MmaForm{8, 8, 16, input, accumulator, {a_m8n8, 4}, {b_m8n8, 4}, 2};
+  if (byte && (is_byte(input) ? accumulator == Element::s32 : float_accumulator)) {
+    if (shape == "m8n8k16" && is_byte(input)) return MmaForm{8, 8, 16, input, accumulator, {a_m8n8, 4}, {b_m8n8, 4}, 2};
     if (shape == "m16n8k16" || shape == "m16n8k32") {
       uint32_t k = shape == "m16n8k16" ? 16 : 32;
       return MmaForm{16, 8, k, input, accumulator, {a_8bit, k / 2}, {b_8bit, k / 4}, 4};
@@ -129,7 +121,8 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
 std::optional<Element> element_named(std::string_view name) {
   constexpr std::pair<std::string_view, Element> names[] = {
       {"f16", Element::f16}, {"bf16", Element::bf16}, {"tf32", Element::tf32}, {"f64", Element::f64},
-      {"s8", Element::s8},   {"u8", Element::u8},     {"f32", Element::f32},   {"s32", Element::s32},
+      {"s8", Element::s8},   {"u8", Element::u8},     {"e4m3", Element::e4m3}, {"e5m2", Element::e5m2},
+      {"f32", Element::f32}, {"s32", Element::s32},
   };
   for (const auto& [word, element] : names)
     if (word == name) return element;
@@ -152,7 +145,7 @@ Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, Value*
 // Copies every lane's fragment, the elements of `bits` bits packed in `registers`, into a
 // rows × columns matrix (row-major) at the places `layout` names.
 llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
-                         Layout layout, uint32_t rows, uint32_t columns) {
+                         AnyLayout layout, uint32_t rows, uint32_t columns) {
   auto& builder = lowering.builder();
   llvm::Type* element_type = builder.getIntNTy(bits);
   llvm::AllocaInst* matrix = thread_array(lowering, element_type, rows * columns);
@@ -214,6 +207,14 @@ Term decode(FunctionLowering& lowering, Value* bits, Element element) {
       bits = builder.CreateAnd(bits, 0xFFFFE000u);
       value = builder.CreateBitCast(bits, builder.getFloatTy());
       break;
+    case Element::e4m3:
+      value = widen_from_narrow(lowering, bits, e4m3_format);
+      fraction_bits = 3, bias = 7, field_mask = 0xF;
+      break;
+    case Element::e5m2:
+      value = widen_from_narrow(lowering, bits, e5m2_format);
+      fraction_bits = 2, bias = 15, field_mask = 0x1F;
+      break;
     default:
       value = builder.CreateBitCast(bits, builder.getFloatTy());
       break;
@@ -246,11 +247,11 @@ constexpr int32_t no_exponent = -100000;
 // the exact products would, with NaN as the canonical 0x7FFFFFFF. .f16 accumulators are assumed
 // to follow the same rule in their format (NaN 0x7FFF); no hardware recording checks them yet.
 Value* tensor_core_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
-                       Element input, Element accumulator) {
+                       Element a_type, Element b_type, Element accumulator) {
   auto& builder = lowering.builder();
   std::vector<Term> terms{decode(lowering, c, accumulator)};
   for (size_t index = 0; index < a.size(); ++index) {
-    Term left = decode(lowering, a[index], input), right = decode(lowering, b[index], input);
+    Term left = decode(lowering, a[index], a_type), right = decode(lowering, b[index], b_type);
     terms.push_back({builder.CreateFMul(left.value, right.value), builder.CreateAdd(left.exponent, right.exponent)});
   }
   Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
@@ -335,15 +336,12 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   std::string_view shape;
   for (const std::string& word : words)
     if (word.starts_with("m8n8") || word.starts_with("m16n8")) shape = word;
-  // The types in written order, with .tf32 (which decode_qualifiers records as .b32) named.
+  // The types in written order (.tf32 and the FP8 types have no register type of their own).
   std::vector<Element> types;
-  for (ScalarType type : instruction.qualifiers.types) {
-    std::optional<Element> element = type == ScalarType::b32 ? Element::tf32 : element_named(name_of(type));
-    if (!element) break;
-    types.push_back(*element);
-  }
-  auto is_byte = [](Element element) { return element == Element::s8 || element == Element::u8; };
-  if (operands.size() != 4 || types.size() != 4 || (types[1] != types[2] && !(is_byte(types[1]) && is_byte(types[2])))) {
+  for (const Modifier& modifier : instruction.modifiers)
+    if (std::optional<Element> element = element_named(modifier.word)) types.push_back(*element);
+  bool mixable = types.size() == 4 && ((is_byte(types[1]) && is_byte(types[2])) || (is_eight_bit_float(types[1]) && is_eight_bit_float(types[2])));
+  if (operands.size() != 4 || types.size() != 4 || (types[1] != types[2] && !mixable)) {
     lowering.error(instruction.location, "mma needs d, a, b and c and the four types .dtype.atype.btype.ctype");
     return;
   }
@@ -405,7 +403,7 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
       case Element::s8: case Element::u8:
         results.push_back(integer_dot(lowering, a, b, c, types[1] == Element::s8, types[2] == Element::s8, has_word(instruction, "satfinite")));
         break;
-      default: results.push_back(tensor_core_dot(lowering, a, b, c, form->input, form->accumulator)); break;
+      default: results.push_back(tensor_core_dot(lowering, a, b, c, types[1], types[2], form->accumulator)); break;
     }
   }
   for (size_t destination = 0; destination < destinations.size(); ++destination) {
@@ -416,6 +414,212 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
     }
     lowering.write(*destinations[destination], word, accumulator_register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
   }
+}
+
+// wmma: the ISA leaves the fragments' layout to the implementation and only asks that they
+// pass between wmma.load, wmma.mma and wmma.store of one shape and type. Here lane L holds
+// elements L·E … L·E+E-1 of the matrix in row-major order (E: the matrix's elements over the
+// warp's 32 lanes), in its registers' slots from the lowest; where the ISA gives a fragment more
+// slots than that (.f16 A and B), the slots beyond E repeat the first E. Each element's product
+// is computed as mma.sync computes it for the same types and k.
+struct WmmaMatrix {
+  uint32_t rows, columns;
+  Element element;
+
+  uint32_t per_lane() const { return rows * columns / warp_size; }
+  uint32_t register_bits() const { return element_bits(element) == 64 ? 64 : 32; }
+  uint32_t per_register() const { return register_bits() / element_bits(element); }
+  Position position(uint32_t lane, uint32_t index) const {
+    uint32_t linear = lane * per_lane() + index;
+    return {linear / columns, linear % columns};
+  }
+};
+
+struct WmmaShape {
+  uint32_t m, n, k;
+};
+
+std::optional<WmmaShape> wmma_shape(FunctionLowering& lowering, const Instruction& instruction) {
+  static constexpr std::pair<std::string_view, WmmaShape> shapes[] = {
+      {"m16n16k16", {16, 16, 16}}, {"m32n8k16", {32, 8, 16}}, {"m8n32k16", {8, 32, 16}},
+      {"m16n16k8", {16, 16, 8}},   {"m8n8k4", {8, 8, 4}},
+  };
+  for (const auto& [name, shape] : shapes)
+    if (has_word(instruction, name)) return shape;
+  lowering.error(instruction.location, "wmma needs a shape: .m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8 or .m8n8k4");
+  return std::nullopt;
+}
+
+std::vector<Element> written_elements(const Instruction& instruction) {
+  std::vector<Element> elements;
+  for (const Modifier& modifier : instruction.modifiers)
+    if (std::optional<Element> element = element_named(modifier.word)) elements.push_back(*element);
+  return elements;
+}
+
+// The fragment's registers, checked to hold `matrix`'s share of each lane.
+std::optional<std::vector<const Operand*>> fragment_registers(FunctionLowering& lowering, const Instruction& instruction,
+                                                              const Operand& operand, const WmmaMatrix& matrix) {
+  auto registers = elements_of(operand);
+  size_t slots = registers.size() * matrix.per_register();
+  if (slots < matrix.per_lane() || slots % matrix.per_lane() != 0) {
+    lowering.error(operand.location, "this wmma fragment needs " +
+                                         std::to_string(matrix.per_lane() / matrix.per_register()) + " registers");
+    return std::nullopt;
+  }
+  return registers;
+}
+
+// The lane's elements of `matrix` as the registers hold them; slots beyond the lane's share
+// repeat it.
+void write_fragment(FunctionLowering& lowering, const std::vector<const Operand*>& registers, const WmmaMatrix& matrix,
+                    const std::vector<Value*>& elements) {
+  auto& builder = lowering.builder();
+  uint32_t bits = element_bits(matrix.element);
+  for (size_t index = 0; index < registers.size(); ++index) {
+    Value* word = builder.getIntN(matrix.register_bits(), 0);
+    for (uint32_t part = 0; part < matrix.per_register(); ++part) {
+      Value* element = builder.CreateZExt(elements[(index * matrix.per_register() + part) % elements.size()], word->getType());
+      word = builder.CreateOr(word, builder.CreateShl(element, part * bits));
+    }
+    lowering.write(*registers[index], word, matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32);
+  }
+}
+
+std::vector<Value*> read_fragment(FunctionLowering& lowering, const std::vector<const Operand*>& registers, const WmmaMatrix& matrix) {
+  auto& builder = lowering.builder();
+  uint32_t bits = element_bits(matrix.element);
+  std::vector<Value*> elements;
+  for (uint32_t index = 0; index < matrix.per_lane(); ++index) {
+    Value* word = lowering.read(*registers[index / matrix.per_register()],
+                                matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32);
+    elements.push_back(builder.CreateTrunc(builder.CreateLShr(word, (index % matrix.per_register()) * bits), builder.getIntNTy(bits)));
+  }
+  return elements;
+}
+
+// Row and column of the lane's element `index`.
+std::pair<Value*, Value*> element_position(FunctionLowering& lowering, const WmmaMatrix& matrix, uint32_t index) {
+  auto& builder = lowering.builder();
+  Value* linear = builder.CreateAdd(builder.CreateMul(lane_id(lowering), builder.getInt32(matrix.per_lane())), builder.getInt32(index));
+  return {builder.CreateUDiv(linear, builder.getInt32(matrix.columns)), builder.CreateURem(linear, builder.getInt32(matrix.columns))};
+}
+
+// wmma.load.{a,b,c}.sync.aligned.layout.shape{.space}.type r, [p]{, stride} and
+// wmma.store.d.sync.aligned.layout.shape{.space}.type [p], r{, stride}: element (i, j) of a
+// .row matrix is at p + i·stride + j, of a .col one at p + j·stride + i; the stride, in
+// elements, defaults to the matrix's row (column) length.
+void lower_wmma_access(FunctionLowering& lowering, const Instruction& instruction, bool load) {
+  auto& builder = lowering.builder();
+  std::optional<WmmaShape> shape = wmma_shape(lowering, instruction);
+  if (!shape) return;
+  std::vector<Element> elements = written_elements(instruction);
+  bool row_major = has_word(instruction, "row");
+  char which = has_word(instruction, "a") ? 'a' : has_word(instruction, "b") ? 'b' : has_word(instruction, "c") ? 'c' : 'd';
+  const auto& operands = instruction.operands;
+  if (elements.size() != 1 || row_major == has_word(instruction, "col") || (load ? which == 'd' : which != 'd') ||
+      operands.size() < 2 || operands.size() > 3) {
+    lowering.error(instruction.location, load ? "wmma.load needs .a, .b or .c, .row or .col, a type, r, [p] and an optional stride"
+                                              : "wmma.store needs .d, .row or .col, a type, [p], r and an optional stride");
+    return;
+  }
+  WmmaMatrix matrix = which == 'a' ? WmmaMatrix{shape->m, shape->k, elements[0]}
+                      : which == 'b' ? WmmaMatrix{shape->k, shape->n, elements[0]}
+                                     : WmmaMatrix{shape->m, shape->n, elements[0]};
+  const Operand& fragment = operands[load ? 0 : 1];
+  auto registers = fragment_registers(lowering, instruction, fragment, matrix);
+  if (!registers) return;
+  Value* base = lowering.address(operands[load ? 1 : 0], instruction.qualifiers.space);
+  Value* stride = operands.size() == 3 ? lowering.read(operands[2], ScalarType::u32)
+                                       : builder.getInt32(row_major ? matrix.columns : matrix.rows);
+  uint32_t bits = element_bits(matrix.element);
+  std::vector<Value*> stored = load ? std::vector<Value*>{} : read_fragment(lowering, *registers, matrix);
+  std::vector<Value*> loaded;
+  for (uint32_t index = 0; index < matrix.per_lane(); ++index) {
+    auto [row, column] = element_position(lowering, matrix, index);
+    Value* offset = row_major ? builder.CreateAdd(builder.CreateMul(row, stride), column)
+                              : builder.CreateAdd(builder.CreateMul(column, stride), row);
+    Value* bytes = builder.CreateMul(builder.CreateZExt(offset, builder.getInt64Ty()), builder.getInt64(bits / 8));
+    Value* pointer = builder.CreateGEP(builder.getInt8Ty(), base, bytes);
+    if (load) loaded.push_back(builder.CreateAlignedLoad(builder.getIntNTy(bits), pointer, llvm::Align(bits / 8)));
+    else builder.CreateAlignedStore(stored[index], pointer, llvm::Align(bits / 8));
+  }
+  if (load) write_fragment(lowering, *registers, matrix, loaded);
+}
+
+// wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype d, a, b, c (.f16 A and B) or
+// .dtype.atype.btype.ctype, with .satfinite for integers. The fragments hold their matrices
+// whatever layout they were loaded from, so .alayout and .blayout change nothing.
+void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  std::optional<WmmaShape> shape = wmma_shape(lowering, instruction);
+  if (!shape) return;
+  std::vector<Element> types = written_elements(instruction);
+  if (types.size() == 2) types = {types[0], Element::f16, Element::f16, types[1]};
+  const auto& operands = instruction.operands;
+  if (types.size() != 4 || operands.size() != 4) {
+    lowering.error(instruction.location, "wmma.mma needs d, a, b, c and the types .dtype.ctype or .dtype.atype.btype.ctype");
+    return;
+  }
+  if (types[0] != types[3]) {
+    lowering.error(instruction.location, "wmma.mma with different .dtype and .ctype is not supported yet");
+    return;
+  }
+  Element input = types[1];
+  bool known = (input == Element::f16 && (types[0] == Element::f16 || types[0] == Element::f32) && shape->k == 16) ||
+               (input == Element::bf16 && types[0] == Element::f32 && shape->k == 16) ||
+               (input == Element::tf32 && types[0] == Element::f32 && shape->k == 8) ||
+               (is_byte(input) && is_byte(types[2]) && types[0] == Element::s32 && shape->k == 16) ||
+               (input == Element::f64 && types[0] == Element::f64 && shape->k == 4);
+  if (!known || (types[1] != types[2] && !is_byte(input))) {
+    lowering.error(instruction.location, "wmma.mma with these shape and types is not supported yet");
+    return;
+  }
+  WmmaMatrix a_matrix{shape->m, shape->k, types[1]}, b_matrix{shape->k, shape->n, types[2]}, c_matrix{shape->m, shape->n, types[3]};
+  auto d_registers = fragment_registers(lowering, instruction, operands[0], c_matrix);
+  auto a_registers = fragment_registers(lowering, instruction, operands[1], a_matrix);
+  auto b_registers = fragment_registers(lowering, instruction, operands[2], b_matrix);
+  auto c_registers = fragment_registers(lowering, instruction, operands[3], c_matrix);
+  if (!d_registers || !a_registers || !b_registers || !c_registers) return;
+  // Only the registers that hold each lane's share take part in the exchange.
+  auto share = [&](const std::vector<const Operand*>& registers, const WmmaMatrix& matrix) {
+    std::vector<Value*> values;
+    for (uint32_t index = 0; index < matrix.per_lane() / matrix.per_register(); ++index)
+      values.push_back(lowering.read(*registers[index], matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32));
+    return values;
+  };
+  auto a_all = gather(lowering, share(*a_registers, a_matrix), element_bits(a_matrix.element),
+                      [&](uint32_t lane, uint32_t index) { return a_matrix.position(lane, index); }, a_matrix.rows, a_matrix.columns);
+  auto b_all = gather(lowering, share(*b_registers, b_matrix), element_bits(b_matrix.element),
+                      [&](uint32_t lane, uint32_t index) { return b_matrix.position(lane, index); }, b_matrix.rows, b_matrix.columns);
+  std::vector<Value*> c = read_fragment(lowering, *c_registers, c_matrix);
+  llvm::Type* input_type = builder.getIntNTy(element_bits(input));
+  std::vector<Value*> results;
+  for (uint32_t index = 0; index < c_matrix.per_lane(); ++index) {
+    auto [row, column] = element_position(lowering, c_matrix, index);
+    std::vector<Value*> a, b;
+    for (uint32_t step = 0; step < shape->k; ++step) {
+      Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(shape->k)), builder.getInt32(step));
+      Value* b_index = builder.CreateAdd(builder.getInt32(step * shape->n), column);
+      a.push_back(builder.CreateLoad(input_type, array_element(lowering, a_all, a_index)));
+      b.push_back(builder.CreateLoad(input_type, array_element(lowering, b_all, b_index)));
+    }
+    switch (input) {
+      case Element::f64: results.push_back(double_dot(lowering, a, b, c[index])); break;
+      case Element::s8: case Element::u8:
+        results.push_back(integer_dot(lowering, a, b, c[index], types[1] == Element::s8, types[2] == Element::s8,
+                                      has_word(instruction, "satfinite")));
+        break;
+      default: results.push_back(tensor_core_dot(lowering, a, b, c[index], types[1], types[2], types[0])); break;
+    }
+  }
+  write_fragment(lowering, *d_registers, c_matrix, results);
+}
+
+void lower_wmma(FunctionLowering& lowering, const Instruction& instruction) {
+  if (has_word(instruction, "mma")) lower_wmma_mma(lowering, instruction);
+  else if (has_word(instruction, "load") || has_word(instruction, "store")) lower_wmma_access(lowering, instruction, has_word(instruction, "load"));
+  else lowering.error(instruction.location, "wmma needs .load, .store or .mma");
 }
 
 // ldmatrix/stmatrix .m8n8.x1/.x2/.x4[.trans].b16: lanes 8j…8j+7 give the addresses of the rows
@@ -522,6 +726,7 @@ void lower_stmatrix(FunctionLowering& lowering, const Instruction& instruction) 
 
 void add_matrix_lowerings(LoweringTable& table) {
   table["mma"] = lower_mma;
+  table["wmma"] = lower_wmma;
   table["ldmatrix"] = lower_ldmatrix;
   table["stmatrix"] = lower_stmatrix;
 }

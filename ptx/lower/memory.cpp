@@ -27,17 +27,6 @@ llvm::AtomicOrdering atomic_ordering(MemoryOrder order) {
   return llvm::AtomicOrdering::NotAtomic;
 }
 
-// The operands a vector access names: {a, b, …} or the single register.
-std::vector<const Operand*> elements_of(const Operand& operand) {
-  std::vector<const Operand*> elements;
-  if (operand.kind == Operand::Kind::vector) {
-    for (const Operand& element : operand.elements) elements.push_back(&element);
-  } else {
-    elements.push_back(&operand);
-  }
-  return elements;
-}
-
 void lower_load(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;

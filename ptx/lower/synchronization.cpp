@@ -13,11 +13,6 @@ namespace {
 
 using intrinsics::BarrierOperation;
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  const auto& other = instruction.qualifiers.other;
-  return std::find(other.begin(), other.end(), word) != other.end();
-}
-
 // Operand positions: bar.red d, a{, b}, {!}c; the others a{, b}.
 struct BarrierOperands {
   size_t first = 0;  // the barrier number

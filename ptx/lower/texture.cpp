@@ -20,12 +20,6 @@ struct Geometry {
   uint32_t coordinates;  // elements of the coordinate vector
 };
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  for (const std::string& other : instruction.qualifiers.other)
-    if (other == word) return true;
-  return false;
-}
-
 std::optional<Geometry> geometry_of(FunctionLowering& lowering, const Instruction& instruction) {
   static constexpr std::pair<std::string_view, Geometry> geometries[] = {
       {"1d", {abi::geometry_1d, 1}},          {"2d", {abi::geometry_2d, 2}},

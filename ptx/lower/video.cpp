@@ -4,7 +4,8 @@
 // half-word of c (d.b2). The SIMD ones (vadd2 … vset2 on half-word lanes, vadd4 … vset4 on byte
 // lanes) pick each lane's element from the eight bytes or four half-words of b:a, then merge
 // the lanes into c under a mask (d.h1) or add them to c (.add). Semantics per the PTX ISA's
-// pseudocode.
+// pseudocode, but where the H200 differs from it (the scalar forms' saturation, merges and
+// secondary .min/.max, vshl's range, vmad's c), as measured by tests/conformance's video cases.
 #include <algorithm>
 
 #include <llvm/IR/Intrinsics.h>
@@ -15,11 +16,6 @@ namespace xcuda::ptx {
 namespace {
 
 using llvm::Value;
-
-bool has_word(const Instruction& instruction, std::string_view word) {
-  const auto& other = instruction.qualifiers.other;
-  return std::find(other.begin(), other.end(), word) != other.end();
-}
 
 // A selector written after a register: `b0`..`b3`, `h0`, `h1` for the scalar forms; for the
 // SIMD forms `h` or `b` then one digit per lane, highest lane first.
@@ -41,6 +37,12 @@ std::optional<Selector> parse_selector(std::string_view text, uint32_t lanes, ui
   return selector;
 }
 
+// What becomes of a scalar result on the H200, by instruction: vadd and vsub give a 32-bit word
+// that a secondary .min/.max reads as signed; vabsdiff an unsigned word; vmin, vmax and vset
+// their exact value. vshl and vshr also give a signed word, but saturate it (unsigned) from a
+// 34-bit intermediate at both ends, where the others only raise negative results to zero.
+enum class ScalarResult { signed_word, unsigned_word, exact, shifted };
+
 class VideoLowering {
  public:
   VideoLowering(FunctionLowering& lowering, const Instruction& instruction)
@@ -51,7 +53,7 @@ class VideoLowering {
   // itself).
   template <typename Operation>
   void scalar(ScalarType destination, ScalarType a_type, ScalarType b_type, bool saturable, bool secondary,
-              const Operation& operation) {
+              ScalarResult kind, const Operation& operation) {
     auto d_selector = scalar_selector(0);
     auto a_selector = scalar_selector(1);
     auto b_selector = scalar_selector(2);
@@ -60,12 +62,9 @@ class VideoLowering {
     Value* b = part(lowering_.read(operand(2), ScalarType::u32), *b_selector, is_signed(b_type));
     Value* result = operation(a, b);
     bool destination_signed = is_signed(destination);
-    if (saturable && instruction_.qualifiers.saturate) {
-      uint32_t bits = d_selector->element_bits;
-      result = clamp(result, destination_signed ? -(int64_t{1} << (bits - 1)) : 0,
-                     destination_signed ? (int64_t{1} << (bits - 1)) - 1 : static_cast<int64_t>((uint64_t{1} << bits) - 1));
-    }
-    Value* word = secondary && instruction_.operands.size() == 4 ? finish_scalar(result, *d_selector, destination_signed)
+    bool saturated = saturable && instruction_.qualifiers.saturate;
+    if (saturated) result = saturate(result, *d_selector, destination_signed, kind);
+    Value* word = secondary && instruction_.operands.size() == 4 ? finish_scalar(result, *d_selector, destination_signed, saturated, kind)
                                                                  : builder_.CreateTrunc(result, builder_.getInt32Ty());
     lowering_.write(operand(0), word, ScalarType::u32);
   }
@@ -165,27 +164,51 @@ class VideoLowering {
     return builder_.CreateIntCast(builder_.CreateTrunc(shifted, builder_.getIntNTy(bits)), builder_.getInt64Ty(), sign);
   }
 
+  // .sat: a signed destination is clamped to its range, an unsigned one raised from below zero
+  // (shifts also clamped at 2^32-1; the others keep the low 32 bits). Saturating into a merged
+  // byte or half-word caps the low 32 bits, read as unsigned, at the field's largest value.
+  Value* saturate(Value* result, const Selector& destination, bool destination_signed, ScalarResult kind) {
+    if (!destination.elements.empty()) {
+      uint32_t bits = destination.element_bits - (destination_signed ? 1 : 0);
+      return builder_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder_.CreateAnd(result, builder_.getInt64(UINT32_MAX)),
+                                            builder_.getInt64((uint64_t{1} << bits) - 1));
+    }
+    if (destination_signed) return clamp(result, INT32_MIN, INT32_MAX);
+    if (kind == ScalarResult::shifted) return clamp(result, 0, UINT32_MAX);
+    Value* negative = builder_.CreateICmpSLT(result, builder_.getInt64(0));
+    return builder_.CreateSelect(negative, builder_.getInt64(0), builder_.CreateAnd(result, builder_.getInt64(UINT32_MAX)));
+  }
+
   // optSecondaryOp and optMerge: with a destination selector the result is merged into c,
   // otherwise .add/.min/.max combine it with c.
-  Value* finish_scalar(Value* result, const Selector& destination, bool destination_signed) {
+  Value* finish_scalar(Value* result, const Selector& destination, bool destination_signed, bool saturated, ScalarResult kind) {
     llvm::Type* i32 = builder_.getInt32Ty();
+    llvm::Type* i64 = builder_.getInt64Ty();
     Value* c = lowering_.read(operand(3), ScalarType::u32);
     if (!destination.elements.empty()) {
       uint32_t shift = destination.element_bits * destination.elements[0];
       uint32_t field = static_cast<uint32_t>(((uint64_t{1} << destination.element_bits) - 1) << shift);
-      Value* placed = builder_.CreateShl(builder_.CreateTrunc(result, i32), shift);
+      // A saturated unsigned result keeps its place: the field takes the bits already there.
+      Value* placed = builder_.CreateTrunc(result, i32);
+      if (destination_signed || !saturated) placed = builder_.CreateShl(placed, shift);
       return builder_.CreateOr(builder_.CreateAnd(placed, field), builder_.CreateAnd(c, ~field));
     }
-    // The H200 applies the secondary operation to the 32-bit result, not the exact one.
-    Value* word = builder_.CreateTrunc(result, i32);
-    if (has_word(instruction_, "add")) return builder_.CreateAdd(word, c);
+    if (has_word(instruction_, "add")) return builder_.CreateAdd(builder_.CreateTrunc(result, i32), c);
+    bool minimum = has_word(instruction_, "min");
+    if (!minimum && !has_word(instruction_, "max")) {
+      lowering_.error(instruction_.location, "'" + instruction_.opcode + "' with four operands needs .add, .min, .max or a destination selector");
+      return builder_.CreateTrunc(result, i32);
+    }
+    // Both sides as 33-bit values, compared with the destination's signedness.
+    Value* value = result;
+    if (kind == ScalarResult::signed_word || kind == ScalarResult::shifted) value = builder_.CreateSExt(builder_.CreateTrunc(result, i32), i64);
+    if (kind == ScalarResult::unsigned_word) value = builder_.CreateAnd(result, builder_.getInt64(UINT32_MAX));
+    if (!destination_signed) value = builder_.CreateAnd(value, builder_.getInt64((uint64_t{1} << 33) - 1));
+    Value* other = builder_.CreateIntCast(c, i64, destination_signed);
     using llvm::Intrinsic::ID;
-    if (has_word(instruction_, "min"))
-      return builder_.CreateBinaryIntrinsic(destination_signed ? ID(llvm::Intrinsic::smin) : ID(llvm::Intrinsic::umin), word, c);
-    if (has_word(instruction_, "max"))
-      return builder_.CreateBinaryIntrinsic(destination_signed ? ID(llvm::Intrinsic::smax) : ID(llvm::Intrinsic::umax), word, c);
-    lowering_.error(instruction_.location, "'" + instruction_.opcode + "' with four operands needs .add, .min, .max or a destination selector");
-    return builder_.CreateTrunc(result, i32);
+    ID operation = minimum ? (destination_signed ? ID(llvm::Intrinsic::smin) : ID(llvm::Intrinsic::umin))
+                           : (destination_signed ? ID(llvm::Intrinsic::smax) : ID(llvm::Intrinsic::umax));
+    return builder_.CreateTrunc(builder_.CreateBinaryIntrinsic(operation, value, other), i32);
   }
 
   FunctionLowering& lowering_;
@@ -231,10 +254,14 @@ void lower_scalar(FunctionLowering& lowering, const Instruction& instruction) {
   if (!has_types(lowering, instruction, 3)) return;
   VideoLowering video(lowering, instruction);
   const auto& types = types_of(instruction);
-  video.scalar(types[0], types[1], types[2], true, true, [&](Value* a, Value* b) { return apply(video, operation, a, b); });
+  ScalarResult kind = operation == VideoOperation::add || operation == VideoOperation::subtract ? ScalarResult::signed_word
+                      : operation == VideoOperation::absolute_difference                      ? ScalarResult::unsigned_word
+                                                                                               : ScalarResult::exact;
+  video.scalar(types[0], types[1], types[2], true, true, kind, [&](Value* a, Value* b) { return apply(video, operation, a, b); });
 }
 
 // vshl/vshr: the shift amount, an unsigned selection of b, is clamped to 32 or wrapped to 0..31.
+// A left shift keeps 34 bits, the highest as its sign (a << 32 saturates by a's bit 1).
 template <bool left>
 void lower_scalar_shift(FunctionLowering& lowering, const Instruction& instruction) {
   if (!has_types(lowering, instruction, 3)) return;
@@ -245,10 +272,11 @@ void lower_scalar_shift(FunctionLowering& lowering, const Instruction& instructi
     lowering.error(instruction.location, "'" + instruction.opcode + "' needs one of .clamp and .wrap");
     return;
   }
-  video.scalar(types[0], types[1], ScalarType::u32, true, true, [&](Value* a, Value* b) {
+  video.scalar(types[0], types[1], ScalarType::u32, true, true, ScalarResult::shifted, [&](Value* a, Value* b) {
     auto& builder = video.builder();
     Value* amount = wrap ? builder.CreateAnd(b, 31) : builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, builder.getInt64(32));
-    return left ? builder.CreateShl(a, amount) : builder.CreateAShr(a, amount);
+    if (!left) return builder.CreateAShr(a, amount);
+    return builder.CreateSExt(builder.CreateTrunc(builder.CreateShl(a, amount), builder.getIntNTy(34)), builder.getInt64Ty());
   });
 }
 
@@ -258,11 +286,13 @@ void lower_vset(FunctionLowering& lowering, const Instruction& instruction) {
   const auto& types = types_of(instruction);
   // The secondary .min/.max compare signed when a source is (as the H200 does).
   ScalarType result_type = is_signed(types[0]) || is_signed(types[1]) ? ScalarType::s32 : ScalarType::u32;
-  video.scalar(result_type, types[0], types[1], false, true, [&](Value* a, Value* b) { return video.compare(a, b); });
+  video.scalar(result_type, types[0], types[1], false, true, ScalarResult::exact, [&](Value* a, Value* b) { return video.compare(a, b); });
 }
 
 // vmad: (a * b) + c exactly, plus one with .po, then shifted right by 7 or 15 and saturated to
-// 32 bits, signed when either source type is.
+// 32 bits, signed when either source type is or a source is negated. -a or -b (not both)
+// complements the product and -c complements c, each adding one (the ISA's pseudocode: two's
+// complement negation); c's negation excludes the others, and .po all of them.
 void lower_vmad(FunctionLowering& lowering, const Instruction& instruction) {
   if (!has_types(lowering, instruction, 3)) return;
   if (instruction.operands.size() != 4) {
@@ -271,19 +301,32 @@ void lower_vmad(FunctionLowering& lowering, const Instruction& instruction) {
   }
   VideoLowering video(lowering, instruction);
   const auto& types = types_of(instruction);
-  bool signed_result = is_signed(types[1]) || is_signed(types[2]);
+  bool negate_product = video.operand(1).minus != video.operand(2).minus;
+  bool negate_c = video.operand(3).minus;
+  bool plus_one = has_word(instruction, "po");
+  bool negates_source = video.operand(1).minus || video.operand(2).minus;
+  if ((plus_one && (negates_source || negate_c)) || (negates_source && negate_c)) {
+    lowering.error(instruction.location, "'vmad' negates a and b, or c, and nothing with .po");
+    return;
+  }
+  bool signed_result = is_signed(types[1]) || is_signed(types[2]) || negate_product || negate_c;
   uint32_t shift = has_word(instruction, "shr7") ? 7 : has_word(instruction, "shr15") ? 15 : 0;
   auto& builder = video.builder();
   Value* c = lowering.read(video.operand(3), ScalarType::u32);
+  if (negate_c) c = builder.CreateNot(c);
   llvm::Type* i128 = builder.getInt128Ty();
-  Value* addend = builder.CreateIntCast(c, i128, signed_result);
-  if (has_word(instruction, "po")) addend = builder.CreateAdd(addend, llvm::ConstantInt::get(i128, 1));
+  // The H200 extends c as signed whatever the types.
+  Value* addend = builder.CreateSExt(c, i128);
+  if (plus_one || negate_product || negate_c) addend = builder.CreateAdd(addend, llvm::ConstantInt::get(i128, 1));
   // With either source signed, the H200 takes both as signed.
-  ScalarType a_type = signed_result ? ScalarType::s32 : types[1];
-  ScalarType b_type = signed_result ? ScalarType::s32 : types[2];
-  video.scalar(types[0], a_type, b_type, false, false, [&](Value* a, Value* b) {
-    Value* total = builder.CreateAdd(builder.CreateMul(builder.CreateSExt(a, i128), builder.CreateSExt(b, i128)), addend);
-    total = signed_result ? builder.CreateAShr(total, shift) : builder.CreateLShr(total, shift);
+  bool signed_sources = is_signed(types[1]) || is_signed(types[2]);
+  ScalarType a_type = signed_sources ? ScalarType::s32 : types[1];
+  ScalarType b_type = signed_sources ? ScalarType::s32 : types[2];
+  video.scalar(types[0], a_type, b_type, false, false, ScalarResult::exact, [&](Value* a, Value* b) {
+    Value* product = builder.CreateMul(builder.CreateSExt(a, i128), builder.CreateSExt(b, i128));
+    if (negate_product) product = builder.CreateNot(product);
+    Value* total = builder.CreateAdd(product, addend);
+    total = builder.CreateAShr(total, shift);
     if (instruction.qualifiers.saturate)
       total = signed_result ? video.clamp(total, INT32_MIN, INT32_MAX) : video.clamp(total, 0, UINT32_MAX);
     return builder.CreateTrunc(total, builder.getInt64Ty());

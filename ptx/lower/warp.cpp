@@ -17,11 +17,6 @@ using llvm::Value;
 
 constexpr uint32_t warp_size = 32;
 
-bool has_word(const Instruction& instruction, std::string_view word) {
-  const auto& other = instruction.qualifiers.other;
-  return std::find(other.begin(), other.end(), word) != other.end();
-}
-
 }  // namespace
 
 // The lanes that arrived at the exchange together, as a mask; every live lane of `members` is

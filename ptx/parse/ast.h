@@ -86,6 +86,7 @@ struct Operand {
   std::string name;        // name, or an address's base (empty for [offset])
   std::string component;   // x, y, z, w after a special register: %tid.x
   bool negated = false;    // !p
+  bool minus = false;      // -r: vmad's negated sources
   uint64_t integer = 0;    // integer literal, or a 0f/0d literal's bits
   double floating = 0;     // a decimal float literal
   uint8_t float_bits = 0;  // 32 for 0f, 64 for 0d, 0 for decimal

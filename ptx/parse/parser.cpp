@@ -735,13 +735,20 @@ class Parser {
       result.floating = literal.value;
       return result;
     }
-    if (negative || value.kind != TokenKind::identifier) fail_expected("an operand");
+    if (value.kind != TokenKind::identifier) fail_expected("an operand");
     next();
-    if (value.text == "_") {
+    if (value.text == "_" && !negative) {
       result.kind = Operand::Kind::sink;
       return result;
     }
+    // WARP_SZ is the ISA's name for the warp size, a constant of every target.
+    if (value.text == "WARP_SZ") {
+      result.kind = Operand::Kind::integer;
+      result.integer = negative ? ~uint64_t{32} + 1 : 32;
+      return result;
+    }
     result.name = std::string(value.text);
+    result.minus = negative;
     // %tid.x: the component is glued to the name.
     if (peek().kind == TokenKind::dot_word && next_is_glued()) {
       result.component = std::string(next().text.substr(1));

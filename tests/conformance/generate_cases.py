@@ -28,11 +28,12 @@ WIDTH_TYPES = {32: ("s32", "u32"), 64: ("s64", "u64")}
 cases = {}
 
 
-def case(family, name, inputs, output, body, **descriptor):
-    """Registers one case; descriptor keys become header lines (skip, tolerance, domain, note)."""
+def case(family, name, inputs, output, body, version="8.1", **descriptor):
+    """Registers one case; descriptor keys become header lines (skip, tolerance, domain, note).
+    `version` is the PTX ISA version the case needs."""
     key = f"{family}/{name.replace('.', '_')}"
     assert key not in cases, key
-    cases[key] = (inputs, output, body, descriptor)
+    cases[key] = (inputs, output, body, version, descriptor)
 
 
 def element_address(parameter, size):
@@ -42,7 +43,7 @@ def element_address(parameter, size):
             "add.u64 %address, %address, %offset;"]
 
 
-def render(key, inputs, output, body, descriptor):
+def render(key, inputs, output, body, version, descriptor):
     header = [f"// conformance case {key}",
               f"// inputs: {' '.join(inputs)}",
               f"// output: {output}"]
@@ -64,7 +65,7 @@ def render(key, inputs, output, body, descriptor):
         "setp.ge.u32 %outside, %index, %count;", "@%outside bra done;",
         *loads, *body, *store]
     lines = header + [
-        ".version 8.1", ".target sm_90", ".address_size 64", "",
+        f".version {version}", ".target sm_90", ".address_size 64", "",
         ".visible .entry conformance(.param .u64 in0, .param .u64 in1, .param .u64 in2,",
         "                            .param .u64 out, .param .u32 count)", "{",
         *["    " + line if line else line for line in kernel],
@@ -313,6 +314,22 @@ def half_cases():
             for modifiers in ("", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs") + (
                     (".ftz", ".ftz.NaN") if element == "f16" else ()):
                 half_case(family, f"{operation}{modifiers}", element, 2)
+    # set with 16-bit float operands: 1.0 or 0 in a float d, all ones or 0 in an integer one,
+    # per half for packed operands.
+    for name, output in (("set.lt.f16.f16", "f16"), ("set.gtu.ftz.u16.f16", "u16"), ("set.eq.bf16.bf16", "bf16")):
+        source = name.split(".")[-1]
+        case(family, name, [source, source], output, [f"{name} %d, %a, %b;"])
+    for name in ("set.ltu.u32.f16x2", "set.ne.f16x2.f16x2", "set.ge.ftz.s32.f16x2", "set.gt.bf16x2.bf16x2",
+                 "set.leu.u32.bf16x2"):
+        case(family, name, [name.split(".")[-1][:-2]] * 2, "u32", half_lanes(2) + [f"{name} %d, %t0, %t1;"],
+             note="lane k of operand j is input (j + k) % inputs")
+    body = half_lanes(2) + ["mov.u32 %d, 0;"]
+    comparisons = ("eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
+    for bit, comparison in enumerate(comparisons):
+        body += [f"setp.{comparison}.f16x2 %p0|%p1, %t0, %t1;", f"selp.u32 %t2, {1 << (2 * bit)}, 0, %p0;",
+                 "or.b32 %d, %d, %t2;", f"selp.u32 %t2, {2 << (2 * bit)}, 0, %p1;", "or.b32 %d, %d, %t2;"]
+    case(family, "setp.f16x2", ["f16", "f16"], "u32", body,
+         note="bits 2k and 2k+1 = low and high lanes of " + " ".join(comparisons))
     case(family, "tanh.approx.bf16", ["bf16"], "bf16", ["tanh.approx.bf16 %d, %a;"],
          tolerance="rel -8")
     case(family, "ex2.approx.ftz.bf16", ["bf16"], "bf16", ["ex2.approx.ftz.bf16 %d, %a;"],
@@ -385,6 +402,21 @@ def video_cases():
               "%d.b2, %a.h0, %b.b3, %c")
         video(f"{op}.u32.sat_merge_h1", f"{op}.u32.u32.u32.sat", ("u32", "u32", "u32"),
               "%d.h1, %a.b0, %b.h0, %c")
+    # Saturation into a merged byte or half-word, and secondary operations, on whole-word
+    # sources (their results reach past every field).
+    for dsel in ("b0", "b1", "h0", "h1"):
+        video(f"vadd.s32.sat_merge_{dsel}_words", "vadd.s32.s32.s32.sat", ("s32", "s32", "u32"), f"%d.{dsel}, %a, %b, %c")
+    for dsel in ("b0", "b3", "h0", "h1"):
+        video(f"vadd.u32.sat_merge_{dsel}_words", "vadd.u32.u32.u32.sat", ("u32", "u32", "u32"), f"%d.{dsel}, %a, %b, %c")
+    video("vsub.u32.sat_merge_b1_words", "vsub.u32.u32.u32.sat", ("u32", "u32", "u32"), "%d.b1, %a, %b, %c")
+    video("vmax.s32.sat_merge_h0_words", "vmax.s32.u32.s32.sat", ("u32", "s32", "u32"), "%d.h0, %a, %b, %c")
+    for instruction in ("vadd.u32.u32.u32.sat", "vsub.u32.u32.u32.sat", "vadd.s32.u32.u32.sat", "vabsdiff.u32.u32.u32.sat"):
+        video(instruction + "_unsigned", instruction, ("u32", "u32"), "%d, %a, %b")
+    for instruction in ("vadd.u32.u32.u32.min", "vabsdiff.u32.u32.u32.min", "vadd.s32.s32.s32.max", "vsub.s32.u32.u32.max",
+                        "vmax.u32.s32.s32.max", "vadd.u32.u32.u32.sat.max"):
+        video(instruction + "_secondary", instruction, ("u32", "u32", "u32"), "%d, %a, %b, %c")
+    for instruction in ("vmad.u32.u32.u32.shr7", "vmad.u32.u32.u32.sat.shr15", "vmad.u32.u32.u32.sat"):
+        video(instruction + "_unsigned", instruction, ("u32", "u32", "u32"), "%d, %a, %b, %c")
     for op in ("vshl", "vshr"):
         video(f"{op}.u32.u32.u32.clamp", f"{op}.u32.u32.u32.clamp", ("u32", "u32"), "%d, %a, %b")
         video(f"{op}.s32.s32.u32.wrap", f"{op}.s32.s32.u32.wrap", ("s32", "u32"), "%d, %a, %b")
@@ -402,6 +434,18 @@ def video_cases():
     video("vmad.s32.sat.shr15", "vmad.s32.s32.s32.sat.shr15", ("s32", "s32", "s32"), "%d, %a, %b, %c")
     video("vmad.u32.sat_h1_b2", "vmad.u32.u32.u32.sat", ("u32", "u32", "u32"), "%d, %a.h1, %b.b2, %c")
     video("vmad.s32.sat.po.shr7", "vmad.s32.s32.u32.sat.po.shr7", ("s32", "u32", "s32"), "%d, %a, %b, %c")
+    # Negated sources (not with .po; ptxas takes -a, -b or both, or -c alone): -a or -b negates
+    # the product, -c the addend.
+    for name, instruction, sources, operands in (
+            ("vmad.u32.neg_a", "vmad.u32.u32.u32", ("u32", "u32", "u32"), "%d, -%a, %b, %c"),
+            ("vmad.u32.neg_c", "vmad.u32.u32.u32", ("u32", "u32", "u32"), "%d, %a, %b, -%c"),
+            ("vmad.s32.neg_a_neg_b", "vmad.s32.s32.s32", ("s32", "s32", "s32"), "%d, -%a, -%b, %c"),
+            ("vmad.s32.neg_b", "vmad.s32.s32.s32", ("s32", "s32", "s32"), "%d, %a, -%b, %c"),
+            ("vmad.s32.u32.sat_neg_b_b0", "vmad.s32.u32.u32.sat", ("u32", "u32", "u32"), "%d, %a.h1, -%b.b0, %c"),
+            ("vmad.s32.shr7_neg_c", "vmad.s32.s32.s32.shr7", ("s32", "s32", "s32"), "%d, %a, %b, -%c"),
+            ("vmad.u32.sat.shr7_neg_c", "vmad.u32.u32.u32.sat.shr7", ("u32", "u32", "u32"), "%d, %a, %b.h1, -%c"),
+            ("vmad.u32.sat.shr15_neg_a_b2", "vmad.u32.u32.u32.sat.shr15", ("u32", "u32", "u32"), "%d, -%a.b2, %b.h0, %c")):
+        video(name, instruction, sources, operands)
     for types, sources in (("u32.u32", ("u32", "u32")), ("s32.s32", ("s32", "s32")), ("s32.u32", ("s32", "u32"))):
         body = ["mov.u32 %d, 0;"]
         for bit, comparison in enumerate(("eq", "ne", "lt", "le", "gt", "ge")):
@@ -474,7 +518,8 @@ def fragment(parameter, element, registers, per_register, first_shift):
     return body
 
 
-def mma_case(shape, types, inputs, a_count, b_count, c_count, **descriptor):
+def mma_case(shape, types, inputs, a_count, b_count, c_count, mask=None, version="8.1", **descriptor):
+    """`mask`, when given, is anded into every A and B register (to keep 8-bit floats finite)."""
     d_type, a_type, b_type, c_type = types.split(".")[-4:]
     wide = c_type == "f64"
     per_register = 2 if a_type in ("f16", "bf16") else 1
@@ -488,12 +533,96 @@ def mma_case(shape, types, inputs, a_count, b_count, c_count, **descriptor):
     body += fragment("in0", inputs[0], a_registers, per_register, 1)
     body += fragment("in1", inputs[1], b_registers, per_register, 3)
     body += fragment("in2", inputs[2], c_registers, 2 if c_type == "f16" else 1, 7)
+    if mask is not None:
+        body += [f"and.b32 {register}, {register}, {mask:#x};" for register in a_registers + b_registers]
+        descriptor["note"] = f"A and B registers anded with {mask:#x}; "
     body.append(f"mma.sync.aligned.{shape}.row.col.{types} {{{', '.join(d_registers)}}}, {{{', '.join(a_registers)}}}, "
                 f"{{{', '.join(b_registers)}}}, {{{', '.join(c_registers)}}};")
     body.append("mov.b64 %d, %y0;" if wide else f"mov.b64 %d, {{%v0, %v{c_count - 1}}};")
     body.append("}")
-    case("matrix", f"mma.{shape}.{types}", inputs, "u64", body,
-         note="d = " + ("register 0 of D" if wide else f"D registers 0 and {c_count - 1}"), **descriptor)
+    note = descriptor.pop("note", "") + "d = " + ("register 0 of D" if wide else f"D registers 0 and {c_count - 1}")
+    name = f"mma.{shape}.{types}" + ("_finite" if mask is not None else "")
+    case("matrix", name, inputs, "u64", body, version=version, note=note, **descriptor)
+
+
+# wmma: the fragments' layout is the implementation's, so a case goes through memory: the warp
+# fills its A, B and C tiles in shared memory (the byte at position P of a tile comes from the
+# warp's input (P / size + 5 j + shift) mod 32, as the fill units are spread), loads them,
+# multiplies and stores D; lane L reads two 8-byte words of D's tile, L/32 of the way in.
+WMMA_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16),
+               "m16n16k8": (16, 16, 8), "m8n8k4": (8, 8, 4)}
+# element -> (bits, input type that fills the tile, its store type)
+WMMA_ELEMENTS = {"f16": (16, "f16", "b16"), "bf16": (16, "bf16", "b16"), "s8": (8, "u32", "b32"),
+                 "u8": (8, "u32", "b32"), "tf32": (32, "f32", "b32"), "f32": (32, "f32", "b32"),
+                 "s32": (32, "s32", "b32"), "f64": (64, "f64", "b64")}
+
+
+def wmma_case(shape, types, layouts, padding, stride_operand=True):
+    """types: .dtype.ctype (f16 A and B) or .dtype.atype.btype.ctype; layouts: A, B, C and D's
+    .row/.col; padding: elements past each tile's row or column."""
+    m, n, k = WMMA_SHAPES[shape]
+    words = types.split(".")
+    d_type, a_type, b_type, c_type = words if len(words) == 4 else (words[0], "f16", "f16", words[1])
+    satfinite = ".satfinite" if a_type in ("s8", "u8") else ""
+    matrices = {"a": (m, k, a_type, layouts[0]), "b": (k, n, b_type, layouts[1]),
+                "c": (m, n, c_type, layouts[2]), "d": (m, n, d_type, layouts[3])}
+    tiles, offset = {}, 0
+    for name, (rows, columns, element, layout) in matrices.items():
+        bits = WMMA_ELEMENTS[element][0]
+        stride = (columns if layout == "row" else rows) + padding
+        size = (rows if layout == "row" else columns) * stride * bits // 8
+        registers = max(1, rows * columns // 32 * bits // (64 if bits == 64 else 32))
+        if element == "f16" and name in "ab":
+            registers = 8  # the ISA's .f16 A and B fragments hold more than the matrix needs
+        wide = bits == 64
+        tiles[name] = dict(offset=offset, size=size, stride=stride, layout=layout, element=element,
+                           registers=[f"%{'q' if wide else 'f'}{name}{i}" for i in range(registers)])
+        offset += (size + 127) // 128 * 128
+    warp_bytes = offset
+    body = ["{", *MATRIX_REGISTERS, f".shared .align 128 .b8 wtiles[{8 * warp_bytes}];",
+            *[f".reg .{'b64' if tile['registers'][0][1] == 'q' else 'b32'} {', '.join(tile['registers'])};" for tile in tiles.values()],
+            ".reg .b64 %fill;",
+            "mov.u32 %source, %tid.x;", "shr.u32 %source, %source, 5;", f"mul.wide.u32 %tile, %source, {warp_bytes};",
+            "mov.u64 %offset, wtiles;", "add.u64 %tile, %tile, %offset;"]
+    for parameter, name, shift in (("in0", "a", 1), ("in1", "b", 3), ("in2", "c", 7), (None, "d", 0)):
+        tile = tiles[name]
+        _, fill_type, store_type = WMMA_ELEMENTS[tile["element"]]
+        unit = int(store_type[1:]) // 8
+        count = tile["size"] // unit // 32
+        assert count * unit * 32 == tile["size"], (shape, types, name)
+        value = {2: "%h0", 4: "%t2", 8: "%fill"}[unit] if parameter else "0"  # D's tile starts zeroed
+        for j in range(count):
+            if parameter:
+                body += lane_load(parameter, fill_type, shift + 5 * j, value)
+            body += [f"mul.wide.u32 %offset, %lane, {count * unit};", f"add.u64 %offset, %offset, {tile['offset'] + j * unit};",
+                     "add.u64 %address, %tile, %offset;", f"st.shared.{store_type} [%address], {value};"]
+    body += [f"add.u64 %w{4 + index}, %tile, {tiles[name]['offset']};" for index, name in enumerate("abcd")]
+    body.append("bar.warp.sync -1;")
+
+    def access(name, load):
+        tile = tiles[name]
+        registers = "{" + ", ".join(tile["registers"]) + "}"
+        address = f"[%w{4 + 'abcd'.index(name)}]"
+        stride = ""
+        if stride_operand:
+            body.append(f"mov.u32 %t3, {tile['stride']};")
+            stride = ", %t3"
+        operation = f"wmma.{'load' if load else 'store'}.{name}.sync.aligned.{tile['layout']}.{shape}.shared.{tile['element']}"
+        body.append(f"{operation} {registers}, {address}{stride};" if load else f"{operation} {address}, {registers}{stride};")
+
+    for name in "abc":
+        access(name, True)
+    type_words = types if len(words) == 4 else f"{d_type}.{c_type}"
+    body.append(f"wmma.mma.sync.aligned.{layouts[0]}.{layouts[1]}.{shape}.{type_words}{satfinite} "
+                + ", ".join("{" + ", ".join(tiles[name]["registers"]) + "}" for name in "dabc") + ";")
+    access("d", False)
+    per_lane = tiles["d"]["size"] // 32 // 8 * 8
+    body += ["bar.warp.sync -1;", f"mul.wide.u32 %offset, %lane, {per_lane};", "add.u64 %address, %w7, %offset;",
+             "ld.shared.b64 %w0, [%address];", f"ld.shared.b64 %w1, [%address+{per_lane - 8}];", "xor.b64 %d, %w0, %w1;", "}"]
+    fills = [WMMA_ELEMENTS[tiles[name]["element"]][1] for name in "abc"]
+    name = f"wmma.{shape}.{types}.{''.join(layout[0] for layout in layouts)}" + ("" if stride_operand else "_packed")
+    case("matrix", name, fills, "u64", body,
+         note=f"layouts of A B C D: {' '.join(layouts)}; tiles padded by {padding}; d = two words of D's tile, xored")
 
 
 # ldmatrix/stmatrix: a warp's 512 bytes of shared memory; lane L gives row address
@@ -534,6 +663,27 @@ def matrix_cases():
         mma_case(shape, "satfinite.s32.u8.s8.s32", ["u32", "u32", "s32"], k // 8, k // 16, 4)
     mma_case("m8n8k16", "s32.u8.u8.s32", ["u32", "u32", "s32"], 1, 1, 2)
     mma_case("m8n8k4", "f64.f64.f64.f64", ["f64", "f64", "f64"], 1, 1, 2)
+    # 8-bit floats: raw words (NaNs and infinities included) and words whose bytes are kept
+    # finite and within 2^±9 by clearing their exponents' top bit.
+    finite = 0xBFBFBFBF
+    for a, b, masks in (("e4m3", "e4m3", (None, finite)), ("e5m2", "e4m3", (None, finite)),
+                        ("e4m3", "e5m2", (finite,)), ("e5m2", "e5m2", (finite,))):
+        for mask in masks:
+            mma_case("m16n8k32", f"f32.{a}.{b}.f32", ["u32", "u32", "f32"], 4, 2, 4, mask=mask, version="8.4")
+    mma_case("m16n8k16", "f32.e4m3.e4m3.f32", ["u32", "u32", "f32"], 2, 1, 4, mask=finite, version="8.7")
+    mma_case("m16n8k32", "f16.e4m3.e4m3.f16", ["u32", "u32", "f16"], 4, 2, 2, mask=finite, version="8.7")
+    mma_case("m16n8k16", "f16.e5m2.e5m2.f16", ["u32", "u32", "f16"], 2, 1, 2, mask=finite, version="8.7")
+    for shape, types, layouts, padding, stride_operand in (
+            ("m16n16k16", "f32.f32", ("row", "col", "row", "row"), 8, True),
+            ("m32n8k16", "f32.f32", ("row", "col", "col", "col"), 8, True),
+            ("m32n8k16", "f16.f16", ("col", "col", "row", "col"), 0, True),
+            ("m8n32k16", "f32.f32", ("row", "row", "row", "row"), 0, False),
+            ("m16n16k16", "s32.s8.s8.s32", ("row", "col", "row", "row"), 16, True),
+            ("m16n16k16", "s32.u8.u8.s32", ("col", "row", "col", "row"), 0, True),
+            ("m16n16k16", "f32.bf16.bf16.f32", ("row", "col", "row", "row"), 8, True),
+            ("m16n16k8", "f32.tf32.tf32.f32", ("row", "col", "row", "col"), 4, True),
+            ("m8n8k4", "f64.f64.f64.f64", ("row", "col", "row", "row"), 0, True)):
+        wmma_case(shape, types, layouts, padding, stride_operand)
     for shape, k in (("m16n8k4", 4), ("m16n8k8", 8), ("m16n8k16", 16)):
         mma_case(shape, "f64.f64.f64.f64", ["f64", "f64", "f64"], k // 2, k // 4, 4)
     for count in (1, 2, 4):
@@ -554,10 +704,10 @@ def main():
     control_cases()
     matrix_cases()
     shutil.rmtree(CASES_DIR, ignore_errors=True)
-    for key, (inputs, output, body, descriptor) in cases.items():
+    for key, (inputs, output, body, version, descriptor) in cases.items():
         path = CASES_DIR / f"{key}.ptx"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(key, inputs, output, body, descriptor))
+        path.write_text(render(key, inputs, output, body, version, descriptor))
     print(f"{len(cases)} cases written to {CASES_DIR}")
 
 

@@ -84,6 +84,18 @@ TEST(PtxChecker, NamesLaterInstructionsAsUnsupported) {
             Lines{"k.ptx:11:2: redux.sync over this type is not supported yet"});
 }
 
+// WARP_SZ is the ISA's constant for the warp size; '-' negates only vmad's sources.
+TEST(PtxChecker, ReadsWarpSizeAndNegatedVideoSources) {
+  EXPECT_EQ(check_body("\t.reg .b32 %r<4>;\n\tmov.u32 %r1, WARP_SZ;\n\tadd.u32 %r1, %r1, WARP_SZ;\n"
+                       "\tvmad.s32.s32.s32 %r1, -%r2, %r3.h1, %r1;\n\tvmad.u32.u32.u32.sat %r1, %r2, %r3, -%r1;\n\tret;"),
+            Lines{});
+  EXPECT_EQ(check_body("\t.reg .b32 %r<4>;\n\tadd.s32 %r1, -%r2, %r3;\n\tvmad.s32.s32.s32 -%r1, %r2, %r3, %r1;\n\tret;"),
+            (Lines{"k.ptx:11:15: '-' before a register is only valid on vmad's sources",
+                   "k.ptx:12:19: '-' before a register is only valid on vmad's sources"}));
+  EXPECT_EQ(check_body("\t.reg .b32 %r<4>;\n\tvmad.s32.s32.s32 %r1, -%r2, %r3, -%r1;\n\tret;"),
+            Lines{"k.ptx:11:2: 'vmad' negates a and b, or c, and nothing with .po"});
+}
+
 TEST(PtxChecker, ChecksIndirectCallsAgainstTheirPrototype) {
   std::string_view declarations = "\t.reg .b64 %rd<2>;\n\t.reg .b32 %r1;\n"
                                   "proto: .callprototype _ (.param .b32 _);\n"

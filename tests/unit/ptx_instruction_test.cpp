@@ -381,6 +381,29 @@ TEST(PtxInstructions, SetWritesMasksOrOnesAndSlctPicksBySign) {
   EXPECT_EQ(out, (Slots{0, bits(1.0f), 0xFFFFFFFFu, 0xFFFFFFFFu, 10, bits(-2.0f), 10, 0}));
 }
 
+// On 16-bit floats set writes 1.0 or all ones per lane (per half for packed operands), and
+// setp's p|q take the low and high halves' outcomes.
+TEST(PtxInstructions, SetAndSetpCompareHalvesLaneByLane) {
+  Snippet snippet("\tld.global.b32 %r1, [%rd1];\n\tld.global.b32 %r2, [%rd1+8];\n"
+                  "\tset.lt.u32.f16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2], %r3;\n"
+                  "\tset.ltu.f16x2.f16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tset.ge.bf16x2.bf16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+16], %r3;\n"
+                  "\tmov.b32 {%rs1, %rs2}, %r1;\n\tmov.b32 {%rs3, %rs4}, %r2;\n"
+                  "\tset.eq.f16.f16 %rs5, %rs2, %rs4;\n\tst.global.b16 [%rd2+24], %rs5;\n"
+                  "\tset.ne.s16.f16 %rs5, %rs1, %rs3;\n\tst.global.b16 [%rd2+32], %rs5;\n"
+                  "\tsetp.gt.f16x2 %p1|%p2, %r1, %r2;\n\tselp.u32 %r3, 1, 0, %p1;\n\tselp.u32 %r4, 2, 0, %p2;\n"
+                  "\tor.b32 %r3, %r3, %r4;\n\tst.global.u32 [%rd2+40], %r3;\n"
+                  "\tset.eq.and.u32.f16x2 %r3, %r1, %r1, %p2;\n\tst.global.u32 [%rd2+48], %r3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  // f16 lanes (low, high): a = (1.0, NaN), b = (2.0, 0.5). As bf16 the same bits read
+  // a = (2^-7, 2^125) and b = (2.0, 2^-15).
+  Slots out = snippet.run({0x7E003C00u, 0x38004000u});
+  EXPECT_EQ(out, (Slots{0x0000FFFFu, 0x3C003C00u, 0x3F800000u, 0x0000u, 0xFFFFu, 0u, 0u, 0}));
+  // a = (-0.0, 3.0), b = (0.0, 2.0): the zeros are equal, 3 > 2 in the high lane only.
+  out = snippet.run({0x42008000u, 0x40000000u});
+  EXPECT_EQ(out, (Slots{0u, 0u, 0x3F803F80u, 0x0000u, 0x0000u, 2u, 0xFFFFFFFFu, 0}));
+}
+
 TEST(PtxInstructions, PermuteModesFollowTheirSelectorTables) {
   Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n\tld.global.u32 %r3, [%rd1+16];\n"
                   "\tprmt.b32.f4e %r4, %r1, %r2, %r3;\n\tst.global.u32 [%rd2], %r4;\n"

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
@@ -256,6 +258,162 @@ TEST(PtxWarp, LaneMasks) {
   std::string body = "\tmov.u32 %r10, %lanemask_lt;\n\tmov.u32 %r11, %lanemask_ge;";
   expect_per_thread(body, partial_block, input, [](size_t thread) { return (1u << (thread % 32)) - 1; },
                     [](size_t thread) { return ~((1u << (thread % 32)) - 1); });
+}
+
+// wmma through shared memory, on values whose products and sums every rounding gives exactly,
+// so that the expectation is the ISA's D = A·B + C whatever the fragments' layout: each tile
+// (padding included) holds value(element index), the warp loads, multiplies and stores, and
+// each thread reports the D elements at memory index 9·lane mod 256 and 255 - lane.
+struct WmmaTile {
+  std::string name, layout;  // layout: row or col
+  uint32_t rows, columns, stride;
+  uint32_t size() const { return (layout == "row" ? rows : columns) * stride; }
+  uint32_t index(uint32_t row, uint32_t column) const { return layout == "row" ? row * stride + column : column * stride + row; }
+};
+
+// PTX filling `tile` (elements of `bytes` bytes, stored from a .s32 value) with
+// (index * multiplier + addend) % modulus - offset, a lane at a time.
+std::string fill_tile(const WmmaTile& tile, uint32_t bytes, std::string_view convert, uint32_t multiplier, uint32_t addend,
+                      uint32_t modulus, uint32_t offset) {
+  std::string loop = "$fill_" + tile.name;
+  std::string store = bytes == 1 ? "st.shared.b8" : bytes == 2 ? "st.shared.b16" : "st.shared.b32";
+  std::string value = convert.empty() ? "%r13" : bytes == 2 ? "%h" : "%r14";
+  return "\tmov.u32 %r12, %r2;\n" + loop + ":\n" +
+         "\tmad.lo.u32 %r13, %r12, " + std::to_string(multiplier) + ", " + std::to_string(addend) + ";\n" +
+         "\trem.u32 %r13, %r13, " + std::to_string(modulus) + ";\n\tsub.s32 %r13, %r13, " + std::to_string(offset) + ";\n" +
+         (convert.empty() ? "" : "\t" + std::string(convert) + " " + value + ", %r13;\n") +
+         "\tmov.u32 %r15, " + tile.name + ";\n\tmad.lo.u32 %r15, %r12, " + std::to_string(bytes) + ", %r15;\n" +
+         "\t" + store + " [%r15], " + value + ";\n\tadd.u32 %r12, %r12, 32;\n" +
+         "\tsetp.lt.u32 %p1, %r12, " + std::to_string(tile.size()) + ";\n\t@%p1 bra " + loop + ";\n";
+}
+
+std::string fragment(std::string_view name, int count) {
+  std::string text = "{";
+  for (int index = 0; index < count; ++index) text += (index ? ", %" : "%") + std::string(name) + std::to_string(index);
+  return text + "}";
+}
+
+int64_t tile_value(uint32_t index, uint32_t multiplier, uint32_t addend, uint32_t modulus, uint32_t offset) {
+  return static_cast<int64_t>((index * multiplier + addend) % modulus) - offset;
+}
+
+// Memory indices each thread reports, and the (row, column) of D there.
+uint32_t first_reported(size_t lane) { return static_cast<uint32_t>(9 * lane % 256); }
+uint32_t second_reported(size_t lane) { return static_cast<uint32_t>(255 - lane); }
+
+TEST(PtxWarp, WmmaHalvesThroughPaddedColumnAndRowTiles) {
+  // m32n8k16: A 32×16 .row (stride 24), B 16×8 .col (stride 24), C 32×8 .col (stride 40), D .row.
+  WmmaTile a{"wa", "row", 32, 16, 24}, b{"wb", "col", 16, 8, 24}, c{"wc", "col", 32, 8, 40}, d{"wd", "row", 32, 8, 8};
+  std::string body = "\t.shared .align 128 .b16 wa[768];\n\t.shared .align 128 .b16 wb[192];\n"
+                     "\t.shared .align 128 .b32 wc[320];\n\t.shared .align 128 .b32 wd[256];\n"
+                     "\t.reg .b32 %fa<8>, %fb<8>, %fc<8>, %fd<8>;\n\t.reg .b16 %h;\n";
+  body += fill_tile(a, 2, "cvt.rn.f16.s32", 5, 3, 7, 3) + fill_tile(b, 2, "cvt.rn.f16.s32", 3, 1, 9, 4) +
+          fill_tile(c, 4, "cvt.rn.f32.s32", 7, 2, 23, 11);
+  body += "\tbar.warp.sync -1;\n\tmov.u32 %r15, wa;\n"
+          "\twmma.load.a.sync.aligned.row.m32n8k16.shared.f16 " + fragment("fa", 8) + ", [%r15], 24;\n"
+          "\tmov.u32 %r15, wb;\n\tmov.u32 %r16, 24;\n"
+          "\twmma.load.b.sync.aligned.col.m32n8k16.shared.f16 " + fragment("fb", 8) + ", [%r15], %r16;\n"
+          "\tmov.u32 %r15, wc;\n\twmma.load.c.sync.aligned.col.m32n8k16.shared.f32 " + fragment("fc", 8) + ", [%r15], 40;\n"
+          "\twmma.mma.sync.aligned.row.col.m32n8k16.f32.f32 " + fragment("fd", 8) + ", " + fragment("fa", 8) + ", " +
+          fragment("fb", 8) + ", " + fragment("fc", 8) + ";\n"
+          "\tmov.u32 %r15, wd;\n\twmma.store.d.sync.aligned.row.m32n8k16.shared.f32 [%r15], " + fragment("fd", 8) + ";\n"
+          "\tbar.warp.sync -1;\n\tmul.lo.u32 %r16, %r2, 9;\n\tand.b32 %r16, %r16, 255;\n\tmad.lo.u32 %r16, %r16, 4, %r15;\n"
+          "\tld.shared.b32 %r10, [%r16];\n\tsub.u32 %r16, 255, %r2;\n\tmad.lo.u32 %r16, %r16, 4, %r15;\n\tld.shared.b32 %r11, [%r16];";
+  auto expected = [&](uint32_t index) {
+    uint32_t row = index / 8, column = index % 8;
+    int64_t sum = tile_value(c.index(row, column), 7, 2, 23, 11);
+    for (uint32_t k = 0; k < 16; ++k)
+      sum += tile_value(a.index(row, k), 5, 3, 7, 3) * tile_value(b.index(k, column), 3, 1, 9, 4);
+    return std::bit_cast<uint32_t>(static_cast<float>(sum));
+  };
+  expect_per_thread(body, 32, sample_input(32), [&](size_t lane) { return expected(first_reported(lane)); },
+                    [&](size_t lane) { return expected(second_reported(lane)); });
+}
+
+TEST(PtxWarp, WmmaBytesSaturateWithDefaultStrides) {
+  // m16n16k16 .s8 with .satfinite: A .col, B .row, C .row, D .col, strides from the shapes;
+  // some C elements sit near the largest .s32, so that their sums clamp.
+  WmmaTile a{"wa", "col", 16, 16, 16}, b{"wb", "row", 16, 16, 16}, c{"wc", "row", 16, 16, 16}, d{"wd", "col", 16, 16, 16};
+  std::string body = "\t.shared .align 128 .b8 wa[256];\n\t.shared .align 128 .b8 wb[256];\n"
+                     "\t.shared .align 128 .b32 wc[256];\n\t.shared .align 128 .b32 wd[256];\n"
+                     "\t.reg .b32 %fa<2>, %fb<2>, %fc<8>, %fd<8>;\n";
+  body += fill_tile(a, 1, "", 13, 5, 255, 127) + fill_tile(b, 1, "", 29, 11, 255, 127) +
+          fill_tile(c, 4, "", 37, 0, 4096, 2048);
+  // Every 17th C element becomes 2^31 - 64.
+  body += "\tbar.warp.sync -1;\n\tmov.u32 %r15, wc;\n\tmad.lo.u32 %r15, %r2, 68, %r15;\n\tsetp.lt.u32 %p2, %r2, 16;\n"
+          "\t@%p2 st.shared.b32 [%r15], 2147483584;\n";
+  body += "\tbar.warp.sync -1;\n\tmov.u32 %r15, wa;\n"
+          "\twmma.load.a.sync.aligned.col.m16n16k16.shared.s8 " + fragment("fa", 2) + ", [%r15];\n"
+          "\tmov.u32 %r15, wb;\n\twmma.load.b.sync.aligned.row.m16n16k16.shared.s8 " + fragment("fb", 2) + ", [%r15];\n"
+          "\tmov.u32 %r15, wc;\n\twmma.load.c.sync.aligned.row.m16n16k16.shared.s32 " + fragment("fc", 8) + ", [%r15];\n"
+          "\twmma.mma.sync.aligned.col.row.m16n16k16.s32.s8.s8.s32.satfinite " + fragment("fd", 8) + ", " +
+          fragment("fa", 2) + ", " + fragment("fb", 2) + ", " + fragment("fc", 8) + ";\n"
+          "\tmov.u32 %r15, wd;\n\twmma.store.d.sync.aligned.col.m16n16k16.shared.s32 [%r15], " + fragment("fd", 8) + ";\n"
+          "\tbar.warp.sync -1;\n\tmul.lo.u32 %r16, %r2, 9;\n\tand.b32 %r16, %r16, 255;\n\tmad.lo.u32 %r16, %r16, 4, %r15;\n"
+          "\tld.shared.b32 %r10, [%r16];\n\tsub.u32 %r16, 255, %r2;\n\tmad.lo.u32 %r16, %r16, 4, %r15;\n\tld.shared.b32 %r11, [%r16];";
+  auto expected = [&](uint32_t index) {
+    uint32_t row = index % 16, column = index / 16;  // D is .col
+    uint32_t c_index = c.index(row, column);
+    int64_t sum = c_index % 17 == 0 ? 2147483584 : tile_value(c_index, 37, 0, 4096, 2048);
+    for (uint32_t k = 0; k < 16; ++k)
+      sum += tile_value(a.index(row, k), 13, 5, 255, 127) * tile_value(b.index(k, column), 29, 11, 255, 127);
+    return static_cast<uint32_t>(std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX));
+  };
+  expect_per_thread(body, 32, sample_input(32), [&](size_t lane) { return expected(first_reported(lane)); },
+                    [&](size_t lane) { return expected(second_reported(lane)); });
+}
+
+// mma.sync with 8-bit float inputs whose exponents are kept within four binades (the masks
+// below), so that every product and sum is exact in .f32 and the expectation is the ISA's
+// D = A·B + C over its fragment layout for m16n8k32 (that of .s8), with e4m3 A and e5m2 B.
+double eight_bit_float(uint32_t code, int exponent_bits) {
+  int fraction_bits = 7 - exponent_bits, bias = (1 << (exponent_bits - 1)) - 1;
+  int field = static_cast<int>(code >> fraction_bits) & ((1 << exponent_bits) - 1);
+  double fraction = code & ((1u << fraction_bits) - 1);
+  double magnitude = field == 0 ? std::ldexp(fraction, 1 - bias - fraction_bits)
+                                : std::ldexp(fraction + (1 << fraction_bits), field - bias - fraction_bits);
+  return code & 0x80 ? -magnitude : magnitude;
+}
+
+TEST(PtxWarp, MmaOfEightBitFloatsFollowsTheByteLayout) {
+  constexpr uint32_t keys[6] = {0x00000000, 0x9E3779B9, 0x7F4A7C15, 0x94D049BB, 0xBF58476D, 0x2545F491};
+  auto a_word = [&](uint32_t input, int index) { return ((input ^ keys[index]) & 0x9C9C9C9Cu) | 0x28282828u; };
+  auto b_word = [&](uint32_t input, int index) { return ((input ^ keys[4 + index]) & 0x8C8C8C8Cu) | 0x30303030u; };
+  std::string body = "\t.reg .b32 %fa<4>, %fb<2>, %fc<4>, %fd<4>;\n";
+  for (int index = 0; index < 4; ++index)
+    body += "\txor.b32 %fa" + std::to_string(index) + ", %r1, " + std::to_string(keys[index]) + ";\n\tand.b32 %fa" +
+            std::to_string(index) + ", %fa" + std::to_string(index) + ", 0x9C9C9C9C;\n\tor.b32 %fa" + std::to_string(index) +
+            ", %fa" + std::to_string(index) + ", 0x28282828;\n";
+  for (int index = 0; index < 2; ++index)
+    body += "\txor.b32 %fb" + std::to_string(index) + ", %r1, " + std::to_string(keys[4 + index]) + ";\n\tand.b32 %fb" +
+            std::to_string(index) + ", %fb" + std::to_string(index) + ", 0x8C8C8C8C;\n\tor.b32 %fb" + std::to_string(index) +
+            ", %fb" + std::to_string(index) + ", 0x30303030;\n";
+  for (int index = 0; index < 4; ++index)
+    body += "\tadd.u32 %r12, %r2, " + std::to_string(index) + ";\n\trem.u32 %r12, %r12, 7;\n\tsub.s32 %r12, %r12, 3;\n"
+            "\tcvt.rn.f32.s32 %fc" + std::to_string(index) + ", %r12;\n";
+  body += "\tmma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 " + fragment("fd", 4) + ", " + fragment("fa", 4) + ", " +
+          fragment("fb", 2) + ", " + fragment("fc", 4) + ";\n\tmov.b32 %r10, %fd0;\n\tmov.b32 %r11, %fd3;";
+  Words input = sample_input(32);
+  double a[16][32], b[32][8];
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    uint32_t group = lane >> 2, thread = lane & 3;
+    for (uint32_t index = 0; index < 16; ++index) {
+      uint32_t code = a_word(input[lane], static_cast<int>(index / 4)) >> (8 * (index % 4)) & 0xFF;
+      a[group + 8 * ((index >> 2) & 1)][4 * thread + (index & 3) + 16 * (index >> 3)] = eight_bit_float(code, 4);
+    }
+    for (uint32_t index = 0; index < 8; ++index) {
+      uint32_t code = b_word(input[lane], static_cast<int>(index / 4)) >> (8 * (index % 4)) & 0xFF;
+      b[4 * thread + (index & 3) + 16 * (index >> 2)][group] = eight_bit_float(code, 5);
+    }
+  }
+  auto expected = [&](size_t lane, uint32_t index) {
+    uint32_t row = static_cast<uint32_t>(lane >> 2) + 8 * (index >> 1), column = 2 * static_cast<uint32_t>(lane & 3) + (index & 1);
+    double sum = static_cast<double>((static_cast<int>(lane) + static_cast<int>(index)) % 7 - 3);
+    for (uint32_t k = 0; k < 32; ++k) sum += a[row][k] * b[k][column];
+    return std::bit_cast<uint32_t>(static_cast<float>(sum));
+  };
+  expect_per_thread(body, 32, input, [&](size_t lane) { return expected(lane, 0); },
+                    [&](size_t lane) { return expected(lane, 3); });
 }
 
 // The spellings of a whole-block barrier: each must hold every thread until all have written.
