@@ -95,7 +95,12 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
   ThreadLoopAccesses accesses(context);
-  kernel.function->addFnAttr(llvm::Attribute::AlwaysInline);
+  // Each loop over the threads inlines the whole resumable function to run one region of it:
+  // work for the optimiser that grows with the square of the regions. Beyond a few dozen the
+  // loops call it instead, which compiles in linear time but does not vectorise.
+  constexpr size_t most_regions_inlined = 24;
+  kernel.function->addFnAttr(kernel.resume_points.size() + 1 <= most_regions_inlined ? llvm::Attribute::AlwaysInline
+                                                                                     : llvm::Attribute::NoInline);
   llvm::Type* wide = builder.getInt64Ty();
   llvm::Type* i32 = builder.getInt32Ty();
   Value* width = builder.CreateZExt(extent[0], wide);
