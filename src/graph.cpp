@@ -1469,19 +1469,22 @@ XCUDA_EXPORT CUresult cuUserObjectCreate(CUuserObject* result, void* pointer, CU
   *result = reinterpret_cast<CUuserObject>(new runtime::UserObject(pointer, destroy, references));
   return CUDA_SUCCESS;
 }
-XCUDA_EXPORT CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
-  XCUDA_REQUIRE(runtime::live_user_objects().contains(object), CUDA_ERROR_INVALID_VALUE,
-                "not a live user object");
-  XCUDA_REQUIRE(count > 0, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
-  as_user_object(object)->retain(count);
+namespace {
+// cuUserObjectRetain/Release: `change` (retain or release) by `count` references.
+CUresult change_references(const char* function, CUuserObject object, unsigned int count,
+                           void (runtime::UserObject::*change)(unsigned int)) {
+  if (!runtime::live_user_objects().contains(object))
+    return api::fail(function, CUDA_ERROR_INVALID_VALUE, "not a live user object");
+  if (count == 0) return api::fail(function, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
+  (as_user_object(object)->*change)(count);
   return CUDA_SUCCESS;
 }
+}  // namespace
+XCUDA_EXPORT CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) {
+  return change_references(__func__, object, count, &runtime::UserObject::retain);
+}
 XCUDA_EXPORT CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) {
-  XCUDA_REQUIRE(runtime::live_user_objects().contains(object), CUDA_ERROR_INVALID_VALUE,
-                "not a live user object");
-  XCUDA_REQUIRE(count > 0, CUDA_ERROR_INVALID_VALUE, "the count must not be 0");
-  as_user_object(object)->release(count);
-  return CUDA_SUCCESS;
+  return change_references(__func__, object, count, &runtime::UserObject::release);
 }
 XCUDA_EXPORT CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object,
                                               unsigned int count, unsigned int flags) {

@@ -144,6 +144,18 @@ CUresult pool_device(const char* function, const CUmemLocation* location,
   return CUDA_SUCCESS;
 }
 
+// cuMemGetDefaultMemPool/cuMemGetMemPool: `pool_of` the device `location` names.
+template <class PoolOf>
+CUresult location_pool(const char* function, CUmemoryPool* result, const CUmemLocation* location,
+                       CUmemAllocationType type, PoolOf pool_of) {
+  XCUDA_MEMORY_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
+  int device = 0;
+  if (CUresult status = pool_device(function, location, type, device); status != CUDA_SUCCESS)
+    return status;
+  *result = as_handle(pool_of(device));
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 XCUDA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* result, size_t bytes, CUstream stream) {
@@ -314,22 +326,14 @@ XCUDA_EXPORT CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_a
 
 XCUDA_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool* result, CUmemLocation* location,
                                              CUmemAllocationType type) {
-  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
-  int device = 0;
-  if (CUresult status = pool_device(__func__, location, type, device); status != CUDA_SUCCESS)
-    return status;
-  *result = as_handle(runtime::default_memory_pool(device));
-  return CUDA_SUCCESS;
+  return location_pool(__func__, result, location, type,
+                       [](int device) { return runtime::default_memory_pool(device); });
 }
 
 XCUDA_EXPORT CUresult cuMemGetMemPool(CUmemoryPool* result, CUmemLocation* location,
                                       CUmemAllocationType type) {
-  XCUDA_REQUIRE(result, CUDA_ERROR_INVALID_VALUE, "output pointer is null");
-  int device = 0;
-  if (CUresult status = pool_device(__func__, location, type, device); status != CUDA_SUCCESS)
-    return status;
-  *result = as_handle(runtime::current_memory_pool(device));
-  return CUDA_SUCCESS;
+  return location_pool(__func__, result, location, type,
+                       [](int device) { return runtime::current_memory_pool(device); });
 }
 
 XCUDA_EXPORT CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,

@@ -38,6 +38,21 @@ class GraphResources : public DriverApiTest {
     return params;
   }
 
+  // An if node on a new handle whose default is 1 (set at every launch), added to `graph`; returns
+  // its body.
+  CUgraph add_if_node(CUgraph graph, CUgraphNode* node, CUgraphConditionalHandle* handle) {
+    EXPECT_EQ(cuGraphConditionalHandleCreate(handle, graph, context_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT),
+              CUDA_SUCCESS);
+    return add_if_node(graph, node, *handle);
+  }
+  CUgraph add_if_node(CUgraph graph, CUgraphNode* node, CUgraphConditionalHandle handle) {
+    CUgraphNodeParams params = {};
+    params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
+    EXPECT_EQ(cuGraphAddNode(node, graph, nullptr, 0, &params), CUDA_SUCCESS);
+    return params.conditional.phGraph_out ? params.conditional.phGraph_out[0] : nullptr;
+  }
+
   CUgraph graph_ = nullptr;
 };
 
@@ -329,20 +344,14 @@ TEST_F(GraphResources, ConditionalNodesNestAndPrint) {
 
 TEST_F(GraphResources, ExecutableGraphsUpdateConditionalBodies) {
   CUgraphConditionalHandle handle = 0;
-  ASSERT_EQ(
-      cuGraphConditionalHandleCreate(&handle, graph_, context_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT),
-      CUDA_SUCCESS);
-  CUgraphNodeParams params = {};
-  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-  params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
   CUgraphNode node = nullptr;
-  ASSERT_EQ(cuGraphAddNode(&node, graph_, nullptr, 0, &params), CUDA_SUCCESS);
+  CUgraph body = add_if_node(graph_, &node, &handle);
+  ASSERT_NE(body, nullptr);
   std::vector<int> order;
   Step first{&order, 1}, second{&order, 2};
   CUDA_HOST_NODE_PARAMS host = {append_step, &first};
   CUgraphNode host_node = nullptr;
-  ASSERT_EQ(cuGraphAddHostNode(&host_node, params.conditional.phGraph_out[0], nullptr, 0, &host),
-            CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphAddHostNode(&host_node, body, nullptr, 0, &host), CUDA_SUCCESS);
   CUgraphExec exec = nullptr;
   ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuGraphLaunch(exec, nullptr), CUDA_SUCCESS);
@@ -358,10 +367,9 @@ TEST_F(GraphResources, ExecutableGraphsUpdateConditionalBodies) {
   CUgraph other = nullptr;
   ASSERT_EQ(cuGraphCreate(&other, 0), CUDA_SUCCESS);
   ASSERT_EQ(cuGraphConditionalHandleCreate(&handle, other, context_, 1, 0), CUDA_SUCCESS);
-  params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
-  ASSERT_EQ(cuGraphAddNode(&node, other, nullptr, 0, &params), CUDA_SUCCESS);
-  ASSERT_EQ(cuGraphAddHostNode(&host_node, params.conditional.phGraph_out[0], nullptr, 0, &host),
-            CUDA_SUCCESS);
+  CUgraph other_body = add_if_node(other, &node, handle);
+  ASSERT_NE(other_body, nullptr);
+  ASSERT_EQ(cuGraphAddHostNode(&host_node, other_body, nullptr, 0, &host), CUDA_SUCCESS);
   EXPECT_EQ(cuGraphExecUpdate_v2(exec, other, &result), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
   EXPECT_EQ(result.result, CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED);
   EXPECT_EQ(result.errorNode, node);
@@ -373,25 +381,18 @@ TEST_F(GraphResources, ExecutableGraphsUpdateConditionalBodies) {
 // what they were made with, whenever their stream reaches them.
 TEST_F(GraphResources, UpdatesLeaveEarlierLaunchesAlone) {
   CUgraphConditionalHandle handle = 0;
-  ASSERT_EQ(
-      cuGraphConditionalHandleCreate(&handle, graph_, context_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT),
-      CUDA_SUCCESS);
-  CUgraphNodeParams params = {};
-  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-  params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
   CUgraphNode node = nullptr;
-  ASSERT_EQ(cuGraphAddNode(&node, graph_, nullptr, 0, &params), CUDA_SUCCESS);
+  CUgraph outer_body = add_if_node(graph_, &node, &handle);
+  ASSERT_NE(outer_body, nullptr);
   // The host node two bodies deep: an if node inside the first one's body.
-  CUgraph outer_body = params.conditional.phGraph_out[0];
-  params.conditional = {handle, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
   CUgraphNode inner = nullptr;
-  ASSERT_EQ(cuGraphAddNode(&inner, outer_body, nullptr, 0, &params), CUDA_SUCCESS);
+  CUgraph inner_body = add_if_node(outer_body, &inner, handle);
+  ASSERT_NE(inner_body, nullptr);
   std::vector<int> order;
   Step first{&order, 1}, second{&order, 2};
   CUDA_HOST_NODE_PARAMS host = {append_step, &first};
   CUgraphNode host_node = nullptr;
-  ASSERT_EQ(cuGraphAddHostNode(&host_node, params.conditional.phGraph_out[0], nullptr, 0, &host),
-            CUDA_SUCCESS);
+  ASSERT_EQ(cuGraphAddHostNode(&host_node, inner_body, nullptr, 0, &host), CUDA_SUCCESS);
   CUgraphExec exec = nullptr;
   ASSERT_EQ(cuGraphInstantiateWithFlags(&exec, graph_, 0), CUDA_SUCCESS);
 

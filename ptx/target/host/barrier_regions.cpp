@@ -234,25 +234,37 @@ std::unordered_set<llvm::AllocaInst*> spill_values_crossing_regions(llvm::Functi
   }
 }
 
-// Whether `load` of `slot` runs before any store to it in the same call of the resumable
-// function, on every path: it then reads what the region was entered with.
-bool reads_entry_value(const llvm::LoadInst& load, const llvm::AllocaInst& slot) {
-  std::unordered_set<const llvm::BasicBlock*> after_store;
-  std::vector<const llvm::BasicBlock*> pending;
-  for (const llvm::User* user : slot.users()) {
-    const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
-    if (store == nullptr) continue;
-    if (store->getParent() == load.getParent() && store->comesBefore(&load)) return false;
-    for (const llvm::BasicBlock* successor : llvm::successors(store->getParent())) pending.push_back(successor);
+// Which loads of `slot` run before any store to it in the same call of the resumable function,
+// on every path: they read what the region was entered with.
+class EntryReads {
+ public:
+  explicit EntryReads(const llvm::AllocaInst& slot) {
+    std::vector<const llvm::BasicBlock*> pending;
+    for (const llvm::User* user : slot.users()) {
+      if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(user)) {
+        stores_.push_back(store);
+        for (const llvm::BasicBlock* successor : llvm::successors(store->getParent())) pending.push_back(successor);
+      }
+    }
+    while (!pending.empty()) {
+      const llvm::BasicBlock* block = pending.back();
+      pending.pop_back();
+      if (!after_store_.insert(block).second) continue;
+      for (const llvm::BasicBlock* successor : llvm::successors(block)) pending.push_back(successor);
+    }
   }
-  while (!pending.empty()) {
-    const llvm::BasicBlock* block = pending.back();
-    pending.pop_back();
-    if (!after_store.insert(block).second) continue;
-    for (const llvm::BasicBlock* successor : llvm::successors(block)) pending.push_back(successor);
+
+  bool reads_entry_value(const llvm::LoadInst& load) const {
+    if (after_store_.contains(load.getParent())) return false;
+    return std::none_of(stores_.begin(), stores_.end(), [&](const llvm::StoreInst* store) {
+      return store->getParent() == load.getParent() && store->comesBefore(&load);
+    });
   }
-  return !after_store.contains(load.getParent());
-}
+
+ private:
+  std::vector<const llvm::StoreInst*> stores_;
+  std::unordered_set<const llvm::BasicBlock*> after_store_;
+};
 
 // Every alloca becomes a slot in the block's storage, which survives between regions. The slots
 // of one alloca for all threads lie side by side (thread t's at t * size), so a loop over the
@@ -311,12 +323,13 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
     if (auto found = uniform_offsets.find(alloca); found != uniform_offsets.end()) {
       llvm::Value* next = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".next");
       llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, result.uniform_bytes + found->second, alloca->getName() + ".entry");
+      const EntryReads entry_reads(*alloca);
       std::vector<llvm::User*> users(alloca->user_begin(), alloca->user_end());
       for (llvm::User* user : users) {
         if (auto* store = llvm::dyn_cast<llvm::StoreInst>(user)) {
           store->clone()->insertAfter(store);
           llvm::cast<llvm::StoreInst>(store->getNextNode())->setOperand(1, next);
-        } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); reads_entry_value(*load, *alloca)) {
+        } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); entry_reads.reads_entry_value(*load)) {
           llvm::IRBuilder<> at(load);
           load->setOperand(0, at.CreateSelect(together, entry, slot));
         }

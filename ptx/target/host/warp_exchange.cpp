@@ -66,6 +66,15 @@ Value* stamp_of(llvm::IRBuilder<>& builder, Value* round, uint32_t site) {
   return builder.CreateOr(builder.CreateShl(builder.CreateZExt(round, builder.getInt64Ty()), 32), builder.getInt64(site));
 }
 
+// The i32 mask of the lanes of a warp for which i1 `arrived(lane)` holds.
+template <class Arrived>
+Value* lane_mask(llvm::IRBuilder<>& builder, const Arrived& arrived) {
+  Value* lanes = builder.getInt32(0);
+  for (uint32_t lane = 0; lane < warp_size; ++lane)
+    lanes = builder.CreateOr(lanes, builder.CreateSelect(arrived(lane), builder.getInt32(1u << lane), builder.getInt32(0)));
+  return lanes;
+}
+
 }  // namespace
 
 // Two offers and two stamps per thread, and a share of its warp's arrival cache.
@@ -100,13 +109,11 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   llvm::Instruction* after = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(kept), builder.GetInsertPoint(), false);
   llvm::BasicBlock* look = after->getParent();
   builder.SetInsertPoint(after);
-  Value* lanes = builder.getInt32(0);
   Value* expected = stamp_of(builder, round, site);
-  for (uint32_t lane = 0; lane < warp_size; ++lane) {
+  Value* lanes = lane_mask(builder, [&](uint32_t lane) {
     Value* entry = area.entry(builder, builder.CreateAdd(first, builder.getInt32(lane)), round);
-    Value* arrived = builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), area.stamp(builder, entry)), expected);
-    lanes = builder.CreateOr(lanes, builder.CreateSelect(arrived, builder.getInt32(1u << lane), builder.getInt32(0)));
-  }
+    return builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), area.stamp(builder, entry)), expected);
+  });
   builder.CreateStore(round, cache_field(offsetof(ArrivalCache, round)));
   builder.CreateStore(builder.getInt32(site), cache_field(offsetof(ArrivalCache, site)));
   builder.CreateStore(lanes, cache_field(offsetof(ArrivalCache, lanes)));
@@ -134,16 +141,14 @@ void emit_known_arrivals(llvm::IRBuilder<>& builder, Value* area_base, Value* th
   first->addIncoming(builder.getInt32(0), before);
   builder.CreateCondBr(builder.CreateICmpULT(first, threads), body, done);
   builder.SetInsertPoint(body);
-  Value* lanes = builder.getInt32(0);
-  for (uint32_t lane = 0; lane < warp_size; ++lane) {
+  Value* lanes = lane_mask(builder, [&](uint32_t lane) {
     Value* thread = builder.CreateAdd(first, builder.getInt32(lane));
     // Past the end of the block reads the state of thread 0, harmlessly; the lane is dropped.
     Value* inside = builder.CreateICmpULT(thread, threads);
     Value* state = builder.CreateLoad(i32, builder.CreateGEP(i32, states, builder.CreateZExt(builder.CreateSelect(inside, thread, builder.getInt32(0)),
                                                                                             builder.getInt64Ty())));
-    Value* arrived = builder.CreateAnd(inside, builder.CreateICmpNE(state, builder.getInt32(finished)));
-    lanes = builder.CreateOr(lanes, builder.CreateSelect(arrived, builder.getInt32(1u << lane), builder.getInt32(0)));
-  }
+    return builder.CreateAnd(inside, builder.CreateICmpNE(state, builder.getInt32(finished)));
+  });
   Value* cache = area.arrival_cache(builder, builder.CreateLShr(first, 5));
   builder.CreateStore(round, field(builder, cache, offsetof(ArrivalCache, round)));
   builder.CreateStore(builder.getInt32(site), field(builder, cache, offsetof(ArrivalCache, site)));
