@@ -222,6 +222,11 @@ llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, con
     nan = builder.CreateShl(nan, format.storage_bits - 1 - static_cast<uint32_t>(format.exponent_bits + fraction_bits));
   } else if (mode.nan == NanRule::truncate_bits) {
     nan = builder.CreateAnd(builder.CreateBitCast(value, word), ~((1u << (23 - fraction_bits)) - 1));
+    // .satfinite saturates the cut bits as an integer: a magnitude at or above infinity's drops
+    // by one unit of the last place, so a NaN stays a NaN one step lower, or becomes the largest
+    // finite value when its payload lay only in the cut bits (0x7fc00000 -> 0x7fbfe000,
+    // 0x7f800001 -> 0x7f7fe000 on an H200).
+    if (mode.satfinite) nan = builder.CreateSub(nan, word_constant(1u << (23 - fraction_bits)));
   }
   code = builder.CreateSelect(builder.CreateFCmpUNO(x, x), nan, code);
   return builder.CreateZExtOrTrunc(code, stored);

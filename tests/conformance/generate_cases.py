@@ -370,6 +370,13 @@ def narrow_conversion_cases():
                                 ("rn", ".relu"), ("rz", ".relu")):
         name = f"cvt.{rounding}{modifiers}.tf32.f32"
         case(family, name, ["f32"], "u32", [f"{name} %d, %a;"])
+    # NaN inputs with random payloads: the edge values hold no NaN whose cut-off bits reach half
+    # a tf32 unit, so they cannot tell whether .rna rounds a NaN's bits or cuts them.
+    for modifiers in ("", ".satfinite"):
+        name = f"cvt.rna{modifiers}.tf32.f32"
+        case(family, name + "_nan", ["f32"], "u32",
+             ["mov.b32 %t0, %a;", "or.b32 %t0, %t0, 0x7f800000;", "mov.b32 %a, %t0;", f"{name} %d, %a;"],
+             note="the input's exponent is set to all ones: NaNs and infinities only")
     for destination in ("u16", "s16"):
         name = f"cvt.pack.sat.{destination}.s32"
         case(family, name, ["s32", "s32"], "u32", [f"{name} %d, %a, %b;"])
@@ -381,6 +388,29 @@ def narrow_conversion_cases():
 def bit_cases():
     family = "integer"
     case(family, "fns.b32", ["u32", "u32", "s32"], "u32", ["fns.b32 %d, %a, %b, %c;"])
+    for width, unsigned in ((16, "u16"), (32, "u32"), (64, "u64")):
+        unary(family, f"not.b{width}", unsigned)
+        unary(family, f"cnot.b{width}", unsigned)
+    case(family, "not.pred", ["u32"], "u32",
+         ["and.b32 %t0, %a, 1;", "setp.ne.u32 %p0, %t0, 0;", "not.pred %p1, %p0;", "selp.u32 %d, 1, 0, %p1;"],
+         note="p = bit 0 of in0; d = not p")
+    for mode in ("clamp", "wrap"):
+        binary(family, f"bmsk.{mode}.b32", "u32")
+        for t in ("s32", "u32"):
+            binary(family, f"szext.{mode}.{t}", t, second="u32")
+    # The accumulator and result are .u32 only when both sources are unsigned.
+    for a in ("u32", "s32"):
+        for b in ("u32", "s32"):
+            accumulator = "u32" if a == b == "u32" else "s32"
+            ternary(family, f"dp4a.{a}.{b}", (a, b, accumulator), accumulator)
+            for half in ("lo", "hi"):
+                ternary(family, f"dp2a.{half}.{a}.{b}", (a, b, accumulator), accumulator)
+    # slct d, a, b, c: a where c >= 0, else b.
+    for data in ("u16", "u32", "u64"):
+        ternary(family, f"slct.b{data[1:]}.s32", (data, data, "s32"), data)
+    for modifiers in ("", ".ftz"):
+        ternary("float", f"slct{modifiers}.f32.f32", ("f32", "f32", "f32"), "f32")
+        ternary("float", f"slct{modifiers}.u32.f32", ("u32", "u32", "f32"), "u32")
 
 
 def video_cases():
