@@ -116,15 +116,18 @@ std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function
     uint32_t number = is_exchange ? site | warp_resume_flag : site;
     llvm::BasicBlock* block = call->getParent();
     llvm::BasicBlock* rest = block->splitBasicBlock(call->getNextNode(), "resume." + std::to_string(site));
+    llvm::Value* offer = call->getArgOperand(1);
     if (is_exchange) {
-      llvm::IRBuilder<> before(call);
-      emit_offer(before, context, call->getArgOperand(1), site);
       llvm::IRBuilder<> after(&*rest->getFirstInsertionPt());
       call->replaceAllUsesWith(emit_arrived_lanes(after, context, site, function.getArg(4)));
     }
     block->getTerminator()->eraseFromParent();
     call->eraseFromParent();
-    llvm::ReturnInst::Create(function.getContext(), llvm::ConstantInt::get(i32, number), block);
+    auto* cut = llvm::ReturnInst::Create(function.getContext(), llvm::ConstantInt::get(i32, number), block);
+    if (is_exchange) {
+      llvm::IRBuilder<> before(cut);
+      emit_offer(before, context, offer, site, function.getArg(4));
+    }
     resume_points.emplace_back(number, rest);
   }
   return resume_points;
@@ -138,6 +141,91 @@ void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t
   llvm::IRBuilder<> builder(&entry);
   auto* dispatch = builder.CreateSwitch(function.getArg(3), start, static_cast<unsigned>(resume_points.size()));
   for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
+}
+
+// What a block of the resumable function can reach: no way out (a trap), one resume point (or
+// thread_finished), or several.
+struct ReachableExits {
+  enum class Kind { none, single, several } kind = Kind::none;
+  uint32_t exit = 0;
+
+  // Adds `other`; returns whether that changed anything.
+  bool merge(const ReachableExits& other) {
+    if (other.kind == Kind::none || kind == Kind::several) return false;
+    if (kind == Kind::none) {
+      *this = other;
+      return true;
+    }
+    if (other.kind == Kind::single && other.exit == exit) return false;
+    kind = Kind::several;
+    return true;
+  }
+};
+
+// Finds, for each region, whether all threads that start it together also end it together,
+// and where, so the block function need not ask each thread.
+std::vector<Region> classify_regions(llvm::Function& function, const std::vector<std::pair<uint32_t, llvm::BasicBlock*>>& resume_points,
+                                     const ThreadUniformity& uniformity) {
+  std::unordered_map<const llvm::BasicBlock*, ReachableExits> exits;
+  std::vector<const llvm::BasicBlock*> pending;
+  for (llvm::BasicBlock& block : function) {
+    if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator())) {
+      exits[&block] = {ReachableExits::Kind::single, static_cast<uint32_t>(llvm::cast<llvm::ConstantInt>(ret->getReturnValue())->getZExtValue())};
+      pending.push_back(&block);
+    }
+  }
+  while (!pending.empty()) {
+    const llvm::BasicBlock* block = pending.back();
+    pending.pop_back();
+    const ReachableExits reached = exits[block];
+    for (const llvm::BasicBlock* predecessor : llvm::predecessors(block))
+      if (exits[predecessor].merge(reached)) pending.push_back(predecessor);
+  }
+  auto* dispatch = llvm::cast<llvm::SwitchInst>(function.getEntryBlock().getTerminator());
+  std::vector<std::pair<uint32_t, llvm::BasicBlock*>> starts{{0, dispatch->getDefaultDest()}};
+  starts.insert(starts.end(), resume_points.begin(), resume_points.end());
+  std::vector<Region> regions;
+  std::unordered_map<uint32_t, size_t> region_at;
+  std::vector<std::vector<uint32_t>> following(starts.size());
+  for (const auto& [number, start] : starts) {
+    size_t index = regions.size();
+    region_at[number] = index;
+    // A region's threads part ways only at a terminator that may diverge; if every such one
+    // leads to a single exit, they meet there again.
+    bool parts = false;
+    std::unordered_set<const llvm::BasicBlock*> seen{start};
+    std::vector<const llvm::BasicBlock*> walk{start};
+    while (!walk.empty()) {
+      const llvm::BasicBlock* block = walk.back();
+      walk.pop_back();
+      if (exits[block].kind == ReachableExits::Kind::single && llvm::isa<llvm::ReturnInst>(block->getTerminator()))
+        following[index].push_back(exits[block].exit);
+      parts = parts || (uniformity.may_diverge(*block->getTerminator()) && exits[block].kind == ReachableExits::Kind::several);
+      for (const llvm::BasicBlock* successor : llvm::successors(block))
+        if (seen.insert(successor).second) walk.push_back(successor);
+    }
+    const ReachableExits& reached = exits[start];
+    if (reached.kind == ReachableExits::Kind::single) regions.push_back({number, RegionExit::single, reached.exit});
+    else regions.push_back({number, parts ? RegionExit::per_thread : RegionExit::uniform, 0});
+  }
+  // Threads finish apart only after a region they may leave apart, some of them finished.
+  std::vector<size_t> parted;
+  for (size_t index = 0; index < regions.size(); ++index)
+    if (regions[index].exit == RegionExit::per_thread && std::count(following[index].begin(), following[index].end(), thread_finished) != 0)
+      parted.push_back(index);
+  while (!parted.empty()) {
+    size_t index = parted.back();
+    parted.pop_back();
+    for (uint32_t next : following[index]) {
+      if (next == thread_finished) continue;
+      Region& reached = regions[region_at.at(next)];
+      if (!reached.after_partings) {
+        reached.after_partings = true;
+        parted.push_back(region_at.at(next));
+      }
+    }
+  }
+  return regions;
 }
 
 // Special registers (but the clocks, %globaltimer among them), the shared window and kernel
@@ -360,10 +448,10 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
   ThreadUniformity uniformity(*resumable);
   auto resume_points = split_regions(*resumable, cuts);
   add_dispatch(*resumable, resume_points);
-  std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
   ResumableKernel result;
   result.function = resumable;
-  for (const auto& [number, block] : resume_points) result.resume_points.push_back(number);
+  result.regions = classify_regions(*resumable, resume_points, uniformity);
+  std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
   result.storage = move_allocas_to_thread_storage(*resumable, uniform);
   return result;
 }

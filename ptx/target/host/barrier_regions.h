@@ -33,17 +33,34 @@ struct StorageLayout {
   uint64_t bytes_per_thread = 0;  // multiple of 16
 };
 
+// How the block function learns where the threads that ran a region together stand after it.
+enum class RegionExit {
+  single,      // the region has one way out: all stand at `next`
+  uniform,     // which way out depends only on block-uniform values: all stand where the first does
+  per_thread,  // each thread's own resume point says
+};
+
+struct Region {
+  uint32_t resume_point;
+  RegionExit exit;
+  uint32_t next;  // with RegionExit::single
+  // Whether the region may start with some of the block's threads finished: it follows,
+  // directly or through other regions, one after which each thread may finish or go on.
+  bool after_partings = false;
+};
+
 struct ResumableKernel {
   // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point, i1 together): runs the
   // context's thread from resume_point (0 = the start) and returns the next one, or
   // thread_finished. `storage` is the block's (see StorageLayout), 16-aligned.
-  // `together` says every unfinished thread of the block resumes at the same point, and the
-  // caller has prepared for it: copied the uniform values' entry copies (see StorageLayout) and,
-  // after a warp exchange, filled the arrival caches (emit_known_arrivals), so a thread need
-  // not look at its warp's slots to learn who arrived.
+  // `together` says every unfinished thread of the block resumes at the same point, those in
+  // the context's together range (see ThreadContext), and the caller has copied the uniform
+  // values' entry copies (see StorageLayout). Then a lane knows that the lanes of its warp in
+  // that range arrived at the exchange it resumes after, and offers without stamping (see
+  // warp_exchange.h).
   llvm::Function* function = nullptr;
   StorageLayout storage;
-  std::vector<uint32_t> resume_points;     // all but 0, the start
+  std::vector<Region> regions;  // the first starts at resume point 0, the kernel's start
 };
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -46,10 +47,11 @@ class ThreadLoopAccesses {
   llvm::MDNode* group_;
 };
 
-// Emits `for z < depth, for y < height, for x < width: body(x, y, z)` at the builder's position
-// and leaves the builder after the loops. With `accesses`, the x loop is parallel over them.
+// Emits `for z < depth, for y < height, for x_begin <= x < width: body(x, y, z)` at the
+// builder's position and leaves the builder after the loops. With `accesses`, the x loop is
+// parallel over them.
 void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent, const ThreadLoopAccesses* accesses,
-                       const std::function<void(const std::array<Value*, 3>&)>& body) {
+                       const std::function<void(const std::array<Value*, 3>&)>& body, Value* x_begin = nullptr) {
   llvm::Function* function = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = function->getContext();
   std::array<Value*, 3> index{};
@@ -65,7 +67,7 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
     builder.CreateBr(headers[axis]);
     builder.SetInsertPoint(headers[axis]);
     counters[axis] = builder.CreatePHI(builder.getInt32Ty(), 2, names[axis]);
-    counters[axis]->addIncoming(builder.getInt32(0), before);
+    counters[axis]->addIncoming(axis == 0 && x_begin != nullptr ? x_begin : builder.getInt32(0), before);
     builder.CreateCondBr(builder.CreateICmpULT(counters[axis], extent[axis]), loop_body, exits[axis]);
     builder.SetInsertPoint(loop_body);
     index[axis] = counters[axis];
@@ -81,11 +83,14 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
 }
 
 // Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
-// block that have not exited, so while all threads stand at the same resume point (no warp has
-// diverged, no thread has exited), each such region runs as a loop over the threads with the
-// region's code inlined and a constant resume point, and the threads' next resume points, if
-// all equal, choose the next loop. Otherwise (warps at different exchanges, threads at
-// different barriers, some threads finished) the block goes on in rounds: each round takes
+// block that have not exited, so while all unfinished threads stand at the same resume point (no
+// warp has diverged), each such region runs as a loop over them with the region's code inlined
+// and a constant resume point, and the threads' next resume points, if all equal, choose the
+// next loop. The loop runs over a range of threads, all of them unfinished: the whole block, or
+// in a one-dimensional block the threads left when those below or above some index finished
+// (`if (threadIdx.x < 32)`, a reduction's last warp). Otherwise (warps at different exchanges,
+// threads at different barriers, finished threads among unfinished ones) the block goes on in
+// rounds: each round takes
 // every unfinished thread from where it stopped to its next cut, so no thread passes a barrier
 // before all have reached it. A round in which some thread reached a warp exchange holds the
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
@@ -99,7 +104,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   // work for the optimiser that grows with the square of the regions. Beyond a few dozen the
   // loops call it instead, which compiles in linear time but does not vectorise.
   constexpr size_t most_regions_inlined = 24;
-  kernel.function->addFnAttr(kernel.resume_points.size() + 1 <= most_regions_inlined ? llvm::Attribute::AlwaysInline
+  kernel.function->addFnAttr(kernel.regions.size() <= most_regions_inlined ? llvm::Attribute::AlwaysInline
                                                                                      : llvm::Attribute::NoInline);
   llvm::Type* wide = builder.getInt64Ty();
   llvm::Type* i32 = builder.getInt32Ty();
@@ -117,15 +122,20 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   Value* exchange_bytes = exchange_area_bytes(builder, threads);
   auto* exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_bytes, "warp_exchange");
   exchange->setAlignment(llvm::Align(16));
-  builder.CreateMemSet(exchange, builder.getInt8(0), exchange_bytes, llvm::Align(16));
   builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
   auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
-  // Where the threads stand: the lowest and highest resume point reached (thread_finished is
-  // above all), equal when all threads stand together or all have finished. A block some of
-  // whose threads finished early goes on in rounds (see run_region_by_region), so a loop over
-  // the threads that stand together never meets a finished one.
+  // Where the unfinished threads stand: the lowest and highest resume point reached
+  // (thread_finished when all have finished), the range of their linear indices and how many
+  // there are, which tells whether they fill the range.
   auto* lowest = builder.CreateAlloca(i32, nullptr, "lowest_reached");
   auto* highest = builder.CreateAlloca(i32, nullptr, "highest_reached");
+  auto* first_unfinished = builder.CreateAlloca(i32, nullptr, "first_unfinished");
+  auto* unfinished_end = builder.CreateAlloca(i32, nullptr, "unfinished_end");
+  auto* unfinished = builder.CreateAlloca(i32, nullptr, "unfinished");
+  // The x range of the next loop over the threads that stand together.
+  auto* x_begin = builder.CreateAlloca(i32, nullptr, "x_begin");
+  auto* x_end = builder.CreateAlloca(i32, nullptr, "x_end");
+  Value* one_dimensional = builder.CreateICmpEQ(builder.CreateMul(extent[1], extent[2]), builder.getInt32(1));
   // Round 0 would read as "never written" in the exchange slots.
   auto* round_number = builder.CreateAlloca(i32, nullptr, "round_number");
   builder.CreateStore(builder.getInt32(1), round_number);
@@ -139,16 +149,36 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   };
   // Where the threads stand after a loop over them, read back from their resume points in a loop
   // of its own: the loop over the threads then carries nothing from one thread to the next, and
-  // LLVM may vectorise it (and this one, as a pair of reductions).
+  // LLVM may vectorise it (and this one, as reductions).
   Value* thread_count = builder.CreateTrunc(threads, i32);
+  Value* zero = builder.getInt32(0);
   auto note_all_reached = [&] {
     builder.CreateStore(finished, lowest);
-    builder.CreateStore(builder.getInt32(0), highest);
+    builder.CreateStore(zero, highest);
+    builder.CreateStore(thread_count, first_unfinished);
+    builder.CreateStore(zero, unfinished_end);
+    builder.CreateStore(zero, unfinished);
     emit_thread_loops(builder, {thread_count, builder.getInt32(1), builder.getInt32(1)}, nullptr, [&](const std::array<Value*, 3>& index) {
       Value* reached = builder.CreateLoad(i32, builder.CreateGEP(i32, states, index[0]));
-      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateLoad(i32, lowest), reached), lowest);
-      builder.CreateStore(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, builder.CreateLoad(i32, highest), reached), highest);
+      Value* is_finished = builder.CreateICmpEQ(reached, finished);
+      auto reduce = [&](llvm::Intrinsic::ID operation, llvm::AllocaInst* into, Value* value, Value* if_finished) {
+        Value* operand = builder.CreateSelect(is_finished, if_finished, value);
+        builder.CreateStore(builder.CreateBinaryIntrinsic(operation, builder.CreateLoad(i32, into), operand), into);
+      };
+      reduce(llvm::Intrinsic::umin, lowest, reached, finished);
+      reduce(llvm::Intrinsic::umax, highest, reached, zero);
+      reduce(llvm::Intrinsic::umin, first_unfinished, index[0], thread_count);
+      reduce(llvm::Intrinsic::umax, unfinished_end, builder.CreateAdd(index[0], builder.getInt32(1)), zero);
+      builder.CreateStore(builder.CreateAdd(builder.CreateLoad(i32, unfinished), builder.CreateZExt(builder.CreateNot(is_finished), i32)), unfinished);
     });
+  };
+  Value* together_begin_field = builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, together_begin_offset);
+  Value* together_end_field = builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, together_end_offset);
+  auto stand_together = [&](Value* begin, Value* end) {
+    builder.CreateStore(begin, together_begin_field);
+    builder.CreateStore(end, together_end_field);
+    builder.CreateStore(begin, x_begin);
+    builder.CreateStore(builder.CreateSelect(one_dimensional, end, extent[0]), x_end);
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
     enter_thread(index);
@@ -161,45 +191,75 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   auto* mixed = llvm::BasicBlock::Create(context, "threads_apart", block);
   auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
 
-  std::vector<uint32_t> numbers{0};
-  numbers.insert(numbers.end(), kernel.resume_points.begin(), kernel.resume_points.end());
-  std::vector<llvm::BasicBlock*> regions;
-  for (uint32_t number : numbers) regions.push_back(llvm::BasicBlock::Create(context, "region." + std::to_string(number), block));
-  // After a loop over the threads: on to the region where all threads stand, or `apart`.
+  std::unordered_map<uint32_t, llvm::BasicBlock*> regions;
+  for (const Region& region : kernel.regions)
+    regions[region.resume_point] = llvm::BasicBlock::Create(context, "region." + std::to_string(region.resume_point), block);
+  // On to the region where all unfinished threads stand at i32 `next`, or `apart`.
+  auto go_to_region = [&](Value* next, llvm::BasicBlock* apart) {
+    auto* unfinished_left = llvm::BasicBlock::Create(context, "threads_unfinished", block);
+    builder.CreateCondBr(builder.CreateICmpEQ(next, finished), done, unfinished_left);
+    builder.SetInsertPoint(unfinished_left);
+    auto* choose = builder.CreateSwitch(next, apart, static_cast<unsigned>(regions.size()));
+    for (const Region& following : kernel.regions)
+      if (following.resume_point != 0) choose->addCase(builder.getInt32(following.resume_point), regions[following.resume_point]);
+  };
+  // After a loop over the threads: on to the region where all unfinished threads stand, or
+  // `apart`.
   auto choose_next = [&](llvm::BasicBlock* apart) {
     Value* next = builder.CreateLoad(i32, lowest);
-    auto* together = llvm::BasicBlock::Create(context, "threads_together", block);
-    builder.CreateCondBr(builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest)), together, apart);
-    builder.SetInsertPoint(together);
-    auto* choose = builder.CreateSwitch(next, round, static_cast<unsigned>(numbers.size()));
-    choose->addCase(builder.getInt32(thread_finished), done);
-    for (size_t following = 1; following < numbers.size(); ++following)
-      choose->addCase(builder.getInt32(numbers[following]), regions[following]);
+    Value* begin = builder.CreateLoad(i32, first_unfinished);
+    Value* end = builder.CreateLoad(i32, unfinished_end);
+    Value* whole_block = builder.CreateAnd(builder.CreateICmpEQ(begin, zero), builder.CreateICmpEQ(end, thread_count));
+    Value* range_filled = builder.CreateICmpEQ(builder.CreateLoad(i32, unfinished), builder.CreateSub(end, begin));
+    Value* at_one_point = builder.CreateICmpEQ(next, builder.CreateLoad(i32, highest));
+    // All finished reads as together: lowest and highest are then thread_finished and 0.
+    Value* together = builder.CreateOr(builder.CreateICmpEQ(next, finished),
+                                       builder.CreateAnd(builder.CreateAnd(at_one_point, range_filled), builder.CreateOr(whole_block, one_dimensional)));
+    auto* standing_together = llvm::BasicBlock::Create(context, "threads_together", block);
+    builder.CreateCondBr(together, standing_together, apart);
+    builder.SetInsertPoint(standing_together);
+    stand_together(begin, end);
+    go_to_region(next, apart);
   };
-  builder.CreateBr(regions.front());
-  for (size_t region = 0; region < numbers.size(); ++region) {
-    builder.SetInsertPoint(regions[region]);
-    Value* current_round = start_round();
-    if (region != 0 && uniform_bytes != 0)
+  stand_together(zero, thread_count);
+  builder.CreateBr(regions[0]);
+  for (const Region& region : kernel.regions) {
+    builder.SetInsertPoint(regions[region.resume_point]);
+    start_round();
+    if (region.resume_point != 0 && uniform_bytes != 0)
       builder.CreateMemCpy(builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, uniform_bytes), llvm::Align(16), storage, llvm::Align(16),
                            uniform_bytes);
-    // Every unfinished thread offered at this exchange in the last round: the arrivals are known.
-    if (numbers[region] & warp_resume_flag)
-      emit_known_arrivals(builder, exchange, thread_count, states, thread_finished, builder.CreateSub(current_round, builder.getInt32(1)),
-                          numbers[region] & ~warp_resume_flag);
-    emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
-      Value* linear = enter_linear(index);
-      Value* state_pointer = builder.CreateGEP(i32, states, linear);
-      Value* reached =
-          accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(numbers[region]), builder.getTrue()}));
-      accesses.tag(builder.CreateStore(reached, state_pointer));
-    });
-    note_all_reached();
-    choose_next(mixed);
+    // The range of threads narrows only after some finished; elsewhere a loop from 0 to the
+    // block's width leaves the optimiser more to work with (sgemm runs twice as fast).
+    std::array<Value*, 3> range{region.after_partings ? builder.CreateLoad(i32, x_end) : extent[0], extent[1], extent[2]};
+    emit_thread_loops(
+        builder, range, &accesses,
+        [&](const std::array<Value*, 3>& index) {
+          Value* linear = enter_linear(index);
+          Value* reached = accesses.tag(
+              builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(region.resume_point), builder.getTrue()}));
+          // A region with one way out needs no record of where each thread went: the rounds,
+          // which read the records, start only after a region whose threads may part.
+          if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
+        },
+        region.after_partings ? builder.CreateLoad(i32, x_begin) : nullptr);
+    switch (region.exit) {
+      case RegionExit::single:
+        go_to_region(builder.getInt32(region.next), mixed);
+        break;
+      case RegionExit::uniform:
+        go_to_region(builder.CreateLoad(i32, builder.CreateGEP(i32, states, builder.CreateLoad(i32, together_begin_field))), mixed);
+        break;
+      case RegionExit::per_thread:
+        note_all_reached();
+        choose_next(mixed);
+        break;
+    }
   }
 
   // Threads may stand at a warp exchange while others wait at a barrier.
   builder.SetInsertPoint(mixed);
+  emit_stamps(builder, exchange, thread_count, states, builder.CreateSub(builder.CreateLoad(i32, round_number), builder.getInt32(1)));
   builder.CreateStore(builder.getTrue(), exchanging);
   builder.CreateBr(round);
 
@@ -207,7 +267,6 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   start_round();
   Value* hold_barriers = builder.CreateLoad(builder.getInt1Ty(), exchanging);
   builder.CreateStore(builder.getFalse(), exchanging);
-  Value* zero = builder.getInt32(0);
   emit_thread_loops(builder, extent, nullptr, [&](const std::array<Value*, 3>& index) {
     Value* linear = enter_linear(index);
     Value* state_pointer = builder.CreateGEP(i32, states, linear);

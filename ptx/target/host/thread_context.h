@@ -20,10 +20,15 @@ struct ThreadContext {
   // The block's round (see block_function.cpp), which tells the warp exchanges of this round
   // from those of the last.
   uint32_t round;
+  // While the block stands together (see ResumableKernel), the linear indices of its
+  // unfinished threads: together_begin up to, not including, together_end.
+  uint32_t together_begin;
+  uint32_t together_end;
   // The warp exchanges' area, for the W threads of the block rounded up to whole warps: an
   // array of W offers (u64) per round parity, so a lane reading its peers' last offers never
   // sees the next ones; then W stamps (u64: the round that wrote the offer, shifted 32 left,
-  // and which exchange of the kernel; 0: never) per parity; then one ArrivalCache per warp.
+  // and which exchange of the kernel; 0: none) per parity, kept only while the block runs in
+  // rounds (see emit_stamps); then one ArrivalCache per warp.
   // Array by array, a loop over the threads writes them at consecutive addresses.
   uint8_t* exchange;
 };
@@ -42,6 +47,8 @@ inline constexpr uint64_t thread_index_offset = offsetof(ThreadContext, thread_i
 inline constexpr uint64_t linear_index_offset = offsetof(ThreadContext, linear_index);
 inline constexpr uint64_t thread_count_offset = offsetof(ThreadContext, thread_count);
 inline constexpr uint64_t round_offset = offsetof(ThreadContext, round);
+inline constexpr uint64_t together_begin_offset = offsetof(ThreadContext, together_begin);
+inline constexpr uint64_t together_end_offset = offsetof(ThreadContext, together_end);
 inline constexpr uint64_t exchange_offset = offsetof(ThreadContext, exchange);
 
 }  // namespace xcuda::ptx::host

@@ -74,7 +74,9 @@ ThreadUniformity::ThreadUniformity(llvm::Function& kernel) {
     return llvm::TargetIRAnalysis([&](const llvm::Function& function) { return llvm::TargetTransformInfo(ThreadDivergence(layout, function)); });
   });
   analyses.registerPass([] { return llvm::UniformityInfoAnalysis(); });
-  const llvm::UniformityInfo& uniformity = analyses.getResult<llvm::UniformityInfoAnalysis>(kernel);
+  llvm::UniformityInfo& uniformity = analyses.getResult<llvm::UniformityInfoAnalysis>(kernel);
+  for (const llvm::BasicBlock& block : kernel)
+    if (uniformity.hasDivergentTerminator(block)) divergent_terminators_.insert(block.getTerminator());
   for (llvm::Instruction& instruction : llvm::instructions(kernel)) {
     if (instruction.getType()->isVoidTy() || uniformity.isDivergent(&instruction)) continue;
     // A value made in a loop that threads leave at different trips differs after it.

@@ -23,8 +23,14 @@ class ThreadUniformity {
   // Whether the instruction gives every thread the same value wherever it is used.
   bool is_uniform(const llvm::Instruction& instruction) const { return uniform_.contains(&instruction); }
 
+  // Whether threads that reach the terminator together may leave it for different successors.
+  // Terminators made after the analysis are taken as uniform: cutting the kernel adds only
+  // unconditional branches, returns, and branches on the resumable function's `together`.
+  bool may_diverge(const llvm::Instruction& terminator) const { return divergent_terminators_.contains(&terminator); }
+
  private:
   std::unordered_set<const llvm::Instruction*> uniform_;
+  std::unordered_set<const llvm::Instruction*> divergent_terminators_;
 };
 
 }  // namespace xcuda::ptx::host

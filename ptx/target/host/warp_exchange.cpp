@@ -1,7 +1,9 @@
 #include "target/host/warp_exchange.h"
 
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
+#include "target/host/barrier_regions.h"
 #include "target/host/thread_context.h"
 
 namespace xcuda::ptx::host {
@@ -62,8 +64,8 @@ struct ExchangeArea {
 
 Value* field(llvm::IRBuilder<>& builder, Value* pointer, uint64_t offset) { return builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, offset); }
 
-Value* stamp_of(llvm::IRBuilder<>& builder, Value* round, uint32_t site) {
-  return builder.CreateOr(builder.CreateShl(builder.CreateZExt(round, builder.getInt64Ty()), 32), builder.getInt64(site));
+Value* stamp_of(llvm::IRBuilder<>& builder, Value* round, Value* site) {
+  return builder.CreateOr(builder.CreateShl(builder.CreateZExt(round, builder.getInt64Ty()), 32), builder.CreateZExt(site, builder.getInt64Ty()));
 }
 
 // The i32 mask of the lanes of a warp for which i1 `arrived(lane)` holds.
@@ -85,12 +87,17 @@ Value* exchange_area_bytes(llvm::IRBuilder<>& builder, Value* threads) {
   return builder.CreateMul(warps, builder.getInt64(warp_size * 4 * sizeof(uint64_t) + sizeof(ArrivalCache)));
 }
 
-void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32_t site) {
+void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32_t site, Value* together) {
   ExchangeArea area(builder, context);
   Value* round = current_round(builder, context);
   Value* entry = area.entry(builder, own_index(builder, context), round);
   builder.CreateStore(offer, area.offer(builder, entry));
-  builder.CreateStore(stamp_of(builder, round, site), area.stamp(builder, entry));
+  // A block that stands together learns its arrivals without stamps (see emit_arrived_lanes);
+  // should it fall apart after this round, the block function stamps the offers (emit_stamps).
+  llvm::Instruction* stamping = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(together), builder.GetInsertPoint(), false);
+  builder.SetInsertPoint(stamping);
+  builder.CreateStore(stamp_of(builder, round, builder.getInt32(site)), area.stamp(builder, entry));
+  builder.SetInsertPoint(stamping->getParent()->getSingleSuccessor()->getFirstNonPHI());
 }
 
 Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t site, Value* together) {
@@ -104,12 +111,24 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
       builder.CreateAnd(builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, round))), round),
                         builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, site))),
                                              builder.getInt32(site))));
-  Value* kept_lanes = builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, lanes)));
+  // Standing together, every unfinished lane of the warp offered: those in the together range.
+  // The asking lane is among them, so the range starts below the warp's end.
+  auto below = [&](Value* lane) {  // lanes [0, lane) for lane <= 32
+    return builder.CreateSelect(builder.CreateICmpUGE(lane, builder.getInt32(warp_size)), builder.getInt32(~0u),
+                                builder.CreateSub(builder.CreateShl(builder.getInt32(1), lane), builder.getInt32(1)));
+  };
+  auto range_lane = [&](uint64_t offset) {
+    Value* bound = context_field(builder, context, offset, builder.getInt32Ty());
+    return builder.CreateSub(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, bound, first), first);
+  };
+  Value* together_lanes = builder.CreateAnd(below(range_lane(together_end_offset)), builder.CreateNot(below(range_lane(together_begin_offset))));
+  Value* kept_lanes =
+      builder.CreateSelect(together, together_lanes, builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, lanes))));
   llvm::BasicBlock* asking = builder.GetInsertBlock();
   llvm::Instruction* after = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(kept), builder.GetInsertPoint(), false);
   llvm::BasicBlock* look = after->getParent();
   builder.SetInsertPoint(after);
-  Value* expected = stamp_of(builder, round, site);
+  Value* expected = stamp_of(builder, round, builder.getInt32(site));
   Value* lanes = lane_mask(builder, [&](uint32_t lane) {
     Value* entry = area.entry(builder, builder.CreateAdd(first, builder.getInt32(lane)), round);
     return builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), area.stamp(builder, entry)), expected);
@@ -125,35 +144,32 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   return result;
 }
 
-void emit_known_arrivals(llvm::IRBuilder<>& builder, Value* area_base, Value* threads, Value* states, uint32_t finished, Value* round,
-                         uint32_t site) {
-  llvm::Function* function = builder.GetInsertBlock()->getParent();
-  llvm::LLVMContext& context = function->getContext();
+void emit_stamps(llvm::IRBuilder<>& builder, Value* area_base, Value* threads, Value* states, Value* round) {
   llvm::Type* i32 = builder.getInt32Ty();
   ExchangeArea area(builder, area_base, threads);
+  // Stamps and arrival caches of both parities, with what earlier rounds or blocks left there.
+  Value* stamps = area.stamp(builder, builder.getInt64(0));
+  Value* stamp_and_cache_bytes = builder.CreateAdd(builder.CreateMul(area.whole_warp_threads, builder.getInt64(2 * sizeof(uint64_t))),
+                                                   builder.CreateMul(builder.CreateLShr(area.whole_warp_threads, 5), builder.getInt64(sizeof(ArrivalCache))));
+  builder.CreateMemSet(stamps, builder.getInt8(0), stamp_and_cache_bytes, llvm::Align(8));
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = function->getContext();
   llvm::BasicBlock* before = builder.GetInsertBlock();
-  auto* loop = llvm::BasicBlock::Create(context, "known_arrivals", function);
-  auto* body = llvm::BasicBlock::Create(context, "known_arrivals.warp", function);
-  auto* done = llvm::BasicBlock::Create(context, "known_arrivals.done", function);
+  auto* loop = llvm::BasicBlock::Create(context, "stamps", function);
+  auto* body = llvm::BasicBlock::Create(context, "stamps.thread", function);
+  auto* done = llvm::BasicBlock::Create(context, "stamps.done", function);
   builder.CreateBr(loop);
   builder.SetInsertPoint(loop);
-  llvm::PHINode* first = builder.CreatePHI(i32, 2, "first_lane");
-  first->addIncoming(builder.getInt32(0), before);
-  builder.CreateCondBr(builder.CreateICmpULT(first, threads), body, done);
+  llvm::PHINode* thread = builder.CreatePHI(i32, 2, "thread");
+  thread->addIncoming(builder.getInt32(0), before);
+  builder.CreateCondBr(builder.CreateICmpULT(thread, threads), body, done);
   builder.SetInsertPoint(body);
-  Value* lanes = lane_mask(builder, [&](uint32_t lane) {
-    Value* thread = builder.CreateAdd(first, builder.getInt32(lane));
-    // Past the end of the block reads the state of thread 0, harmlessly; the lane is dropped.
-    Value* inside = builder.CreateICmpULT(thread, threads);
-    Value* state = builder.CreateLoad(i32, builder.CreateGEP(i32, states, builder.CreateZExt(builder.CreateSelect(inside, thread, builder.getInt32(0)),
-                                                                                            builder.getInt64Ty())));
-    return builder.CreateAnd(inside, builder.CreateICmpNE(state, builder.getInt32(finished)));
-  });
-  Value* cache = area.arrival_cache(builder, builder.CreateLShr(first, 5));
-  builder.CreateStore(round, field(builder, cache, offsetof(ArrivalCache, round)));
-  builder.CreateStore(builder.getInt32(site), field(builder, cache, offsetof(ArrivalCache, site)));
-  builder.CreateStore(lanes, field(builder, cache, offsetof(ArrivalCache, lanes)));
-  first->addIncoming(builder.CreateAdd(first, builder.getInt32(warp_size)), body);
+  Value* state = builder.CreateLoad(i32, builder.CreateGEP(i32, states, builder.CreateZExt(thread, builder.getInt64Ty())));
+  Value* at_exchange = builder.CreateAnd(builder.CreateICmpNE(state, builder.getInt32(thread_finished)),
+                                         builder.CreateICmpNE(builder.CreateAnd(state, warp_resume_flag), builder.getInt32(0)));
+  Value* stamp = stamp_of(builder, round, builder.CreateAnd(state, ~warp_resume_flag));
+  builder.CreateStore(builder.CreateSelect(at_exchange, stamp, builder.getInt64(0)), area.stamp(builder, area.entry(builder, thread, round)));
+  thread->addIncoming(builder.CreateAdd(thread, builder.getInt32(1)), body);
   builder.CreateBr(loop);
   builder.SetInsertPoint(done);
 }

@@ -18,19 +18,20 @@ uint64_t exchange_bytes_per_thread();
 // The i64 bytes of the exchange area for a block of i64 `threads`.
 llvm::Value* exchange_area_bytes(llvm::IRBuilder<>& builder, llvm::Value* threads);
 
-// Stores the thread's i64 `offer` for exchange `site` in its slot of the current round.
-void emit_offer(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::Value* offer, uint32_t site);
+// Stores the thread's i64 `offer` for exchange `site` in its slot of the current round, and,
+// unless i1 `together` (see ResumableKernel), the stamp that tells the lanes it arrived.
+void emit_offer(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::Value* offer, uint32_t site, llvm::Value* together);
 
 // The i32 mask of the lanes of the thread's warp that offered at `site` in the last round. Adds
-// control flow: the builder ends up in a new block. With i1 `together` true the warp's arrival
-// cache already holds the answer (see emit_known_arrivals).
+// control flow: the builder ends up in a new block. With i1 `together` true every lane of the
+// warp did.
 llvm::Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, llvm::Value* context, uint32_t site, llvm::Value* together);
 
-// Fills the arrival cache of every warp for the exchange at `site` of round i32 `round`, when all
-// unfinished threads of the block offered there: the lanes whose i32 state in `states` is not
-// `finished`, of the i32 `threads` of the block, in the exchange area at `area`.
-void emit_known_arrivals(llvm::IRBuilder<>& builder, llvm::Value* area, llvm::Value* threads, llvm::Value* states,
-                         uint32_t finished, llvm::Value* round, uint32_t site);
+// For a block that stood together in i32 `round` and no longer does: clears the stamps and
+// arrival caches and stamps the offers of that round, those of the threads whose i32 resume
+// point in `states` follows an exchange, of the i32 `threads` of the block, in the exchange
+// area at `area`. The rounds that follow tell arrivals by the stamps.
+void emit_stamps(llvm::IRBuilder<>& builder, llvm::Value* area, llvm::Value* threads, llvm::Value* states, llvm::Value* round);
 
 // Defines intrinsics::warp_peer: what a lane of the warp offered in the last round.
 void define_warp_peer(llvm::Function& function);
