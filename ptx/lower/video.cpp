@@ -5,7 +5,8 @@
 // lanes) pick each lane's element from the eight bytes or four half-words of b:a, then merge
 // the lanes into c under a mask (d.h1) or add them to c (.add). Semantics per the PTX ISA's
 // pseudocode, but where the H200 differs from it (the scalar forms' saturation, merges and
-// secondary .min/.max, vshl's range, vmad's c), as measured by tests/conformance's video cases.
+// secondary .min/.max, vshl's range, vmad's c and whole-word sources), as measured by
+// tests/conformance's video cases.
 #include <algorithm>
 
 #include <llvm/IR/Intrinsics.h>
@@ -166,12 +167,12 @@ class VideoLowering {
 
   // .sat: a signed destination is clamped to its range, an unsigned one raised from below zero
   // (shifts also clamped at 2^32-1; the others keep the low 32 bits). Saturating into a merged
-  // byte or half-word caps the low 32 bits, read as unsigned, at the field's largest value.
+  // byte or half-word keeps an exact result between zero and the field's largest value and
+  // turns any other, negative ones too, into that largest value.
   Value* saturate(Value* result, const Selector& destination, bool destination_signed, ScalarResult kind) {
     if (!destination.elements.empty()) {
       uint32_t bits = destination.element_bits - (destination_signed ? 1 : 0);
-      return builder_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder_.CreateAnd(result, builder_.getInt64(UINT32_MAX)),
-                                            builder_.getInt64((uint64_t{1} << bits) - 1));
+      return builder_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, result, builder_.getInt64((uint64_t{1} << bits) - 1));
     }
     if (destination_signed) return clamp(result, INT32_MIN, INT32_MAX);
     if (kind == ScalarResult::shifted) return clamp(result, 0, UINT32_MAX);
@@ -188,9 +189,9 @@ class VideoLowering {
     if (!destination.elements.empty()) {
       uint32_t shift = destination.element_bits * destination.elements[0];
       uint32_t field = static_cast<uint32_t>(((uint64_t{1} << destination.element_bits) - 1) << shift);
-      // A saturated unsigned result keeps its place: the field takes the bits already there.
-      Value* placed = builder_.CreateTrunc(result, i32);
-      if (destination_signed || !saturated) placed = builder_.CreateShl(placed, shift);
+      // Under .sat the H200 writes zero into .h1, signed or not, whatever the result.
+      bool zeroed = saturated && destination.element_bits == 16 && destination.elements[0] == 1;
+      Value* placed = zeroed ? builder_.getInt32(0) : builder_.CreateShl(builder_.CreateTrunc(result, i32), shift);
       return builder_.CreateOr(builder_.CreateAnd(placed, field), builder_.CreateAnd(c, ~field));
     }
     if (has_word(instruction_, "add")) return builder_.CreateAdd(builder_.CreateTrunc(result, i32), c);
@@ -292,7 +293,9 @@ void lower_vset(FunctionLowering& lowering, const Instruction& instruction) {
 // vmad: (a * b) + c exactly, plus one with .po, then shifted right by 7 or 15 and saturated to
 // 32 bits, signed when either source type is or a source is negated. -a or -b (not both)
 // complements the product and -c complements c, each adding one (the ISA's pseudocode: two's
-// complement negation); c's negation excludes the others, and .po all of them.
+// complement negation); c's negation excludes the others, and .po all of them. As the ISA's
+// pseudocode has it, a shifted unsigned result is a 64-bit unsigned value, so a negative one
+// saturates to 2^32-1 (unshifted, to zero).
 void lower_vmad(FunctionLowering& lowering, const Instruction& instruction) {
   if (!has_types(lowering, instruction, 3)) return;
   if (instruction.operands.size() != 4) {
@@ -318,15 +321,18 @@ void lower_vmad(FunctionLowering& lowering, const Instruction& instruction) {
   // The H200 extends c as signed whatever the types.
   Value* addend = builder.CreateSExt(c, i128);
   if (plus_one || negate_product || negate_c) addend = builder.CreateAdd(addend, llvm::ConstantInt::get(i128, 1));
-  // With either source signed, the H200 takes both as signed.
+  // The H200 takes a whole-word source as signed whatever its type, and a selected byte or
+  // half-word as signed when either source type is.
   bool signed_sources = is_signed(types[1]) || is_signed(types[2]);
-  ScalarType a_type = signed_sources ? ScalarType::s32 : types[1];
-  ScalarType b_type = signed_sources ? ScalarType::s32 : types[2];
-  video.scalar(types[0], a_type, b_type, false, false, ScalarResult::exact, [&](Value* a, Value* b) {
+  auto source_type = [&](size_t index) {
+    return signed_sources || video.operand(index).component.empty() ? ScalarType::s32 : ScalarType::u32;
+  };
+  video.scalar(types[0], source_type(1), source_type(2), false, false, ScalarResult::exact, [&](Value* a, Value* b) {
     Value* product = builder.CreateMul(builder.CreateSExt(a, i128), builder.CreateSExt(b, i128));
     if (negate_product) product = builder.CreateNot(product);
     Value* total = builder.CreateAdd(product, addend);
     total = builder.CreateAShr(total, shift);
+    if (shift != 0 && !signed_result) total = builder.CreateZExt(builder.CreateTrunc(total, builder.getInt64Ty()), i128);
     if (instruction.qualifiers.saturate)
       total = signed_result ? video.clamp(total, INT32_MIN, INT32_MAX) : video.clamp(total, 0, UINT32_MAX);
     return builder.CreateTrunc(total, builder.getInt64Ty());
