@@ -58,7 +58,8 @@ inline constexpr std::string_view rounded_helper_prefix = "xcuda.rounded.";
 // the lanes that must all arrive. A target may let the lanes meet whoever arrives with them only
 // where `members` is the constant all-ones (the host target runs the other kernels as fibers).
 inline constexpr const char* warp_exchange = "xcuda.warp.exchange";
-// i64 (ptr context, i32 lane): what `lane` offered at the thread's last exchange.
+// i64 (ptr context, i32 lane): what `lane` offered at the thread's last exchange. A lane
+// outside 0..31 (from -31 to 62) gives an answer the caller must not use.
 inline constexpr const char* warp_peer = "xcuda.warp.peer";
 
 // Function attribute marking a PTX .extern .func (vprintf, __assertfail, malloc …): the target

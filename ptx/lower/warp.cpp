@@ -107,13 +107,14 @@ void lower_shfl(FunctionLowering& lowering, const Instruction& instruction) {
     }
     in_range = builder.CreateICmpULE(source, maximum);
   }
-  source = builder.CreateSelect(in_range, source, lane);
   Value* arrived = exchange(lowering, value, member_mask(lowering, instruction, 4));
   // Reading a lane that did not arrive is undefined in the ISA; the lane's own value is the
-  // answer that needs no memory of other lanes.
-  Value* source_arrived = builder.CreateTrunc(builder.CreateLShr(arrived, source), builder.getInt1Ty());
+  // answer that needs no memory of other lanes. The peer is read at the unclamped source (up
+  // and down may leave 0..31) and its answer used only in range, so that a target whose lanes
+  // sit side by side in memory sees lane + offset.
+  Value* source_arrived = builder.CreateTrunc(builder.CreateLShr(arrived, builder.CreateAnd(source, 31)), builder.getInt1Ty());
   Value* offered = builder.CreateTrunc(peer(lowering, source), builder.getInt32Ty());
-  Value* result = builder.CreateSelect(source_arrived, offered, value);
+  Value* result = builder.CreateSelect(builder.CreateAnd(in_range, source_arrived), offered, value);
   const Operand& destination = operands[0];
   if (destination.kind == Operand::Kind::predicate_pair) {
     lowering.write(destination.elements[0], result, ScalarType::b32);

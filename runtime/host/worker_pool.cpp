@@ -30,17 +30,37 @@ struct Interruption {
   const char* reason;
 };
 
-// Kept apart from its callers so that the frame sigsetjmp saves holds no object with a
-// destructor: leaving the block by siglongjmp skips the JIT code's frames, which own nothing.
-[[gnu::noinline]] bool run_block(BlockFunction function, const uint8_t* parameters,
-                                 const BlockFrame& frame, Interruption& interruption) {
+// Runs the blocks numbered [first, end) of a grid `row` blocks wide and `height` high, in order,
+// each with the frame's block index set to it, until `stopped`. Returns false when a block was
+// abandoned, whose index the frame then holds. Kept apart from its callers so that the frame
+// sigsetjmp saves holds no object with a destructor: leaving the block by siglongjmp skips the
+// JIT code's frames, which own nothing. One sigsetjmp serves a claim of blocks, and the index
+// steps instead of being divided out of the block number: both cost more than a small block.
+[[gnu::noinline]] bool run_blocks(BlockFunction function, const uint8_t* parameters, BlockFrame& frame, uint64_t first,
+                                  uint64_t end, uint64_t row, uint64_t height, const std::atomic<bool>& stopped,
+                                  Interruption& interruption) {
   BlockExecution execution;
   execution.frame = &frame;
   current_execution = &execution;
   // No signal mask to save: the fault handlers run with SA_NODEFER, so leaving one by
-  // siglongjmp leaves the mask as it was and each block avoids a system call.
+  // siglongjmp leaves the mask as it was and each claim avoids a system call.
   if (sigsetjmp(execution.resume, 0) == 0) {
-    function(parameters, &frame);
+    uint32_t x = static_cast<uint32_t>(first % row);
+    uint32_t y = static_cast<uint32_t>(first / row % height);
+    uint32_t z = static_cast<uint32_t>(first / row / height);
+    for (uint64_t block = first; block < end && !stopped.load(std::memory_order_relaxed); ++block) {
+      frame.block_index[0] = x;
+      frame.block_index[1] = y;
+      frame.block_index[2] = z;
+      function(parameters, &frame);
+      if (++x == row) {
+        x = 0;
+        if (++y == height) {
+          y = 0;
+          ++z;
+        }
+      }
+    }
     current_execution = nullptr;
     return true;
   }
@@ -248,29 +268,23 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
     return;
   }
 
-  const uint64_t row = shape.grid[0];
-  const uint64_t plane = row * shape.grid[1];
-  // Whether the block ran to its end; a block that did not fails the grid.
-  auto run_one = [&](uint64_t block) {
-    frame.block_index[0] = static_cast<uint32_t>(block % row);
-    frame.block_index[1] = static_cast<uint32_t>(block % plane / row);
-    frame.block_index[2] = static_cast<uint32_t>(block / plane);
+  for (;;) {
+    uint64_t first = grid.next_block.fetch_add(grid.blocks_per_claim, std::memory_order_relaxed);
+    if (first >= grid.block_count) return;
+    const uint64_t end = std::min(first + grid.blocks_per_claim, grid.block_count);
     Interruption interruption{};
-    if (run_block(grid.work.function, grid.work.parameters, frame, interruption)) return true;
+    if (run_blocks(grid.work.function, grid.work.parameters, frame, first, end, shape.grid[0], shape.grid[1], grid.stopped,
+                   interruption)) {
+      if (grid.stopped.load(std::memory_order_relaxed)) return;
+      continue;
+    }
     std::string message = "kernel " + std::string(grid.work.kernel_name) + ", block [" +
                           std::to_string(frame.block_index[0]) + "," +
                           std::to_string(frame.block_index[1]) + "," +
                           std::to_string(frame.block_index[2]) + "]: " + interruption.reason;
     logger().error("{}", message);
     fail(make_error(interruption.code, std::move(message)));
-    return false;
-  };
-  for (;;) {
-    uint64_t first = grid.next_block.fetch_add(grid.blocks_per_claim, std::memory_order_relaxed);
-    if (first >= grid.block_count) return;
-    const uint64_t end = std::min(first + grid.blocks_per_claim, grid.block_count);
-    for (uint64_t block = first; block < end; ++block)
-      if (grid.stopped.load(std::memory_order_relaxed) || !run_one(block)) return;
+    return;
   }
 }
 

@@ -182,10 +182,12 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
     enter_thread(index);
-    Value* plane = builder.CreateAdd(builder.CreateZExt(index[1], wide), builder.CreateMul(height, builder.CreateZExt(index[2], wide)));
-    Value* linear = builder.CreateAdd(builder.CreateZExt(index[0], wide), builder.CreateMul(width, plane));
-    builder.CreateStore(builder.CreateTrunc(linear, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, linear_index_offset));
-    return linear;
+    // In 32 bits without wrapping (a block has at most 1024 threads), so that the slots the
+    // kernel addresses by it are seen to lie at consecutive addresses across x.
+    Value* plane = builder.CreateAdd(index[1], builder.CreateMul(extent[1], index[2], "", true), "", true);
+    Value* linear = builder.CreateAdd(index[0], builder.CreateMul(extent[0], plane, "", true), "", true);
+    builder.CreateStore(linear, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, linear_index_offset));
+    return builder.CreateZExt(linear, wide);
   };
   auto* round = llvm::BasicBlock::Create(context, "round", block);
   auto* mixed = llvm::BasicBlock::Create(context, "threads_apart", block);

@@ -24,9 +24,10 @@ struct ThreadContext {
   // unfinished threads: together_begin up to, not including, together_end.
   uint32_t together_begin;
   uint32_t together_end;
-  // The warp exchanges' area, for the W threads of the block rounded up to whole warps: an
-  // array of W offers (u64) per round parity, so a lane reading its peers' last offers never
-  // sees the next ones; then W stamps (u64: the round that wrote the offer, shifted 32 left,
+  // The warp exchanges' area, for the W threads of the block rounded up to whole warps: W
+  // offers (u64, as an array of low and one of high words) per round parity, so a lane reading
+  // its peers' last offers never sees the next ones, each array with a warp of padding before
+  // and after; then W stamps (u64: the round that wrote the offer, shifted 32 left,
   // and which exchange of the kernel; 0: none) per parity, kept only while the block runs in
   // rounds (see emit_stamps); then one ArrivalCache per warp.
   // Array by array, a loop over the threads writes them at consecutive addresses.

@@ -37,26 +37,36 @@ Value* first_of_warp(llvm::IRBuilder<>& builder, Value* context) {
 struct ExchangeArea {
   Value* base;
   Value* whole_warp_threads;  // i64
+  Value* offer_span;          // i64: one half-word array of offers with a warp of padding before and after
 
   ExchangeArea(llvm::IRBuilder<>& builder, Value* base, Value* threads)
       : base(base),
         whole_warp_threads(builder.CreateZExt(builder.CreateAnd(builder.CreateAdd(threads, builder.getInt32(warp_size - 1)), ~(warp_size - 1)),
-                                              builder.getInt64Ty())) {}
+                                              builder.getInt64Ty())),
+        offer_span(builder.CreateAdd(whole_warp_threads, builder.getInt64(2 * warp_size))) {}
   ExchangeArea(llvm::IRBuilder<>& builder, Value* context)
       : ExchangeArea(builder, context_field(builder, context, exchange_offset, builder.getPtrTy()),
                      context_field(builder, context, thread_count_offset, builder.getInt32Ty())) {}
 
-  // The i64 index of `thread`'s entry in the arrays of `round`'s parity.
-  Value* entry(llvm::IRBuilder<>& builder, Value* thread, Value* round) const {
-    Value* parity = builder.CreateZExt(builder.CreateAnd(round, 1), builder.getInt64Ty());
-    return builder.CreateAdd(builder.CreateMul(parity, whole_warp_threads), builder.CreateZExt(thread, builder.getInt64Ty()));
+  static Value* parity(llvm::IRBuilder<>& builder, Value* round) { return builder.CreateZExt(builder.CreateAnd(round, 1), builder.getInt64Ty()); }
+  // The low (`high` false) or high 32 bits of the offer of i32 `thread`, which may lie up to a
+  // warp before the first thread or after the last, where the padding is. The halves lie in
+  // arrays of their own, so that a 32-bit exchange's loops move 32-bit vectors.
+  Value* offer(llvm::IRBuilder<>& builder, Value* thread, Value* round, bool high) const {
+    Value* array = builder.CreateAdd(builder.CreateShl(parity(builder, round), 1), builder.getInt64(high ? 1 : 0));
+    Value* index = builder.CreateAdd(builder.CreateMul(array, offer_span),
+                                     builder.CreateAdd(builder.CreateSExt(thread, builder.getInt64Ty()), builder.getInt64(warp_size)));
+    return builder.CreateGEP(builder.getInt32Ty(), base, index);
   }
-  Value* offer(llvm::IRBuilder<>& builder, Value* entry) const { return builder.CreateGEP(builder.getInt64Ty(), base, entry); }
-  Value* stamp(llvm::IRBuilder<>& builder, Value* entry) const {
-    return builder.CreateGEP(builder.getInt64Ty(), base, builder.CreateAdd(entry, builder.CreateMul(whole_warp_threads, builder.getInt64(2))));
+  Value* stamps(llvm::IRBuilder<>& builder) const {
+    return builder.CreateGEP(builder.getInt32Ty(), base, builder.CreateMul(offer_span, builder.getInt64(4)));
+  }
+  Value* stamp(llvm::IRBuilder<>& builder, Value* thread, Value* round) const {
+    Value* index = builder.CreateAdd(builder.CreateMul(parity(builder, round), whole_warp_threads), builder.CreateZExt(thread, builder.getInt64Ty()));
+    return builder.CreateGEP(builder.getInt64Ty(), stamps(builder), index);
   }
   Value* arrival_cache(llvm::IRBuilder<>& builder, Value* warp) const {
-    Value* caches = builder.CreateGEP(builder.getInt64Ty(), base, builder.CreateMul(whole_warp_threads, builder.getInt64(4)));
+    Value* caches = builder.CreateGEP(builder.getInt64Ty(), stamps(builder), builder.CreateMul(whole_warp_threads, builder.getInt64(2)));
     return builder.CreateGEP(builder.getInt8Ty(), caches,
                              builder.CreateMul(builder.CreateZExt(warp, builder.getInt64Ty()), builder.getInt64(sizeof(ArrivalCache))));
   }
@@ -79,24 +89,27 @@ Value* lane_mask(llvm::IRBuilder<>& builder, const Arrived& arrived) {
 
 }  // namespace
 
-// Two offers and two stamps per thread, and a share of its warp's arrival cache.
-uint64_t exchange_bytes_per_thread() { return 4 * sizeof(uint64_t) + (sizeof(ArrivalCache) + warp_size - 1) / warp_size; }
+// Two offers and two stamps per thread, a share of its warp's arrival cache, and of the
+// padding around the offers (counted as if the block had at least a warp).
+uint64_t exchange_bytes_per_thread() { return 4 * sizeof(uint64_t) + (sizeof(ArrivalCache) + warp_size - 1) / warp_size + 4 * sizeof(uint64_t); }
 
 Value* exchange_area_bytes(llvm::IRBuilder<>& builder, Value* threads) {
   Value* warps = builder.CreateLShr(builder.CreateAdd(threads, builder.getInt64(warp_size - 1)), 5);
-  return builder.CreateMul(warps, builder.getInt64(warp_size * 4 * sizeof(uint64_t) + sizeof(ArrivalCache)));
+  return builder.CreateAdd(builder.CreateMul(warps, builder.getInt64(warp_size * 4 * sizeof(uint64_t) + sizeof(ArrivalCache))),
+                           builder.getInt64(4 * warp_size * sizeof(uint64_t)));
 }
 
 void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32_t site, Value* together) {
   ExchangeArea area(builder, context);
   Value* round = current_round(builder, context);
-  Value* entry = area.entry(builder, own_index(builder, context), round);
-  builder.CreateStore(offer, area.offer(builder, entry));
+  Value* thread = own_index(builder, context);
+  builder.CreateStore(builder.CreateTrunc(offer, builder.getInt32Ty()), area.offer(builder, thread, round, false));
+  builder.CreateStore(builder.CreateTrunc(builder.CreateLShr(offer, 32), builder.getInt32Ty()), area.offer(builder, thread, round, true));
   // A block that stands together learns its arrivals without stamps (see emit_arrived_lanes);
   // should it fall apart after this round, the block function stamps the offers (emit_stamps).
   llvm::Instruction* stamping = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(together), builder.GetInsertPoint(), false);
   builder.SetInsertPoint(stamping);
-  builder.CreateStore(stamp_of(builder, round, builder.getInt32(site)), area.stamp(builder, entry));
+  builder.CreateStore(stamp_of(builder, round, builder.getInt32(site)), area.stamp(builder, thread, round));
   builder.SetInsertPoint(stamping->getParent()->getSingleSuccessor()->getFirstNonPHI());
 }
 
@@ -130,8 +143,8 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   builder.SetInsertPoint(after);
   Value* expected = stamp_of(builder, round, builder.getInt32(site));
   Value* lanes = lane_mask(builder, [&](uint32_t lane) {
-    Value* entry = area.entry(builder, builder.CreateAdd(first, builder.getInt32(lane)), round);
-    return builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), area.stamp(builder, entry)), expected);
+    Value* stamp = area.stamp(builder, builder.CreateAdd(first, builder.getInt32(lane)), round);
+    return builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), stamp), expected);
   });
   builder.CreateStore(round, cache_field(offsetof(ArrivalCache, round)));
   builder.CreateStore(builder.getInt32(site), cache_field(offsetof(ArrivalCache, site)));
@@ -148,7 +161,7 @@ void emit_stamps(llvm::IRBuilder<>& builder, Value* area_base, Value* threads, V
   llvm::Type* i32 = builder.getInt32Ty();
   ExchangeArea area(builder, area_base, threads);
   // Stamps and arrival caches of both parities, with what earlier rounds or blocks left there.
-  Value* stamps = area.stamp(builder, builder.getInt64(0));
+  Value* stamps = area.stamps(builder);
   Value* stamp_and_cache_bytes = builder.CreateAdd(builder.CreateMul(area.whole_warp_threads, builder.getInt64(2 * sizeof(uint64_t))),
                                                    builder.CreateMul(builder.CreateLShr(area.whole_warp_threads, 5), builder.getInt64(sizeof(ArrivalCache))));
   builder.CreateMemSet(stamps, builder.getInt8(0), stamp_and_cache_bytes, llvm::Align(8));
@@ -168,7 +181,7 @@ void emit_stamps(llvm::IRBuilder<>& builder, Value* area_base, Value* threads, V
   Value* at_exchange = builder.CreateAnd(builder.CreateICmpNE(state, builder.getInt32(thread_finished)),
                                          builder.CreateICmpNE(builder.CreateAnd(state, warp_resume_flag), builder.getInt32(0)));
   Value* stamp = stamp_of(builder, round, builder.CreateAnd(state, ~warp_resume_flag));
-  builder.CreateStore(builder.CreateSelect(at_exchange, stamp, builder.getInt64(0)), area.stamp(builder, area.entry(builder, thread, round)));
+  builder.CreateStore(builder.CreateSelect(at_exchange, stamp, builder.getInt64(0)), area.stamp(builder, thread, round));
   thread->addIncoming(builder.CreateAdd(thread, builder.getInt32(1)), body);
   builder.CreateBr(loop);
   builder.SetInsertPoint(done);
@@ -178,9 +191,16 @@ void define_warp_peer(llvm::Function& function) {
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(function.getContext(), "entry", &function));
   Value* context = function.getArg(0);
   ExchangeArea area(builder, context);
-  Value* lane = builder.CreateAnd(function.getArg(1), warp_size - 1);
-  Value* entry = area.entry(builder, builder.CreateOr(first_of_warp(builder, context), lane), last_round(builder, context));
-  builder.CreateRet(builder.CreateLoad(builder.getInt64Ty(), area.offer(builder, entry)));
+  // Not wrapped into the warp: the lowering reads a lane outside it only to throw the answer
+  // away, and an unwrapped lane + offset leaves the offers of shfl.up/down at consecutive
+  // addresses across threads, which a loop over them loads as vectors.
+  // Written as the own index plus the distance to the lane, which folds to a constant for
+  // shfl.up/down once inlined (lane - own lane = offset).
+  Value* own = own_index(builder, context);
+  Value* thread = builder.CreateAdd(own, builder.CreateSub(function.getArg(1), builder.CreateAnd(own, warp_size - 1)));
+  Value* round = last_round(builder, context);
+  auto half = [&](bool high) { return builder.CreateZExt(builder.CreateLoad(builder.getInt32Ty(), area.offer(builder, thread, round, high)), builder.getInt64Ty()); };
+  builder.CreateRet(builder.CreateOr(half(false), builder.CreateShl(half(true), 32)));
 }
 
 }  // namespace xcuda::ptx::host
