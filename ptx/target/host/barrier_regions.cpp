@@ -1,6 +1,7 @@
 #include "target/host/barrier_regions.h"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -228,6 +229,62 @@ std::vector<Region> classify_regions(llvm::Function& function, const std::vector
   return regions;
 }
 
+// Whether running `instruction` or not makes no difference but its value: the region code a
+// thread may skip.
+bool without_effect(const llvm::Instruction& instruction) {
+  if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
+    if (const llvm::Function* callee = call->getCalledFunction();
+        callee != nullptr && (callee->getName().starts_with(intrinsics::special_register_prefix) || callee->getName() == intrinsics::shared_base))
+      return true;
+  return !instruction.mayHaveSideEffects() && !llvm::isa<llvm::PHINode>(instruction);
+}
+
+// The %tid.x for which a region starting at `start` with one way out does any work: the range
+// where its first branch, on %tid.x against a constant, does not go straight to the way out.
+// Runs on the finished resumable function, where a value kept across the cut is a store.
+std::optional<std::pair<uint32_t, uint32_t>> working_threads(const llvm::BasicBlock& start) {
+  if (!std::all_of(start.begin(), std::prev(start.end()), without_effect)) return std::nullopt;
+  const auto* branch = llvm::dyn_cast<llvm::BranchInst>(start.getTerminator());
+  if (branch == nullptr || !branch->isConditional()) return std::nullopt;
+  const auto* compare = llvm::dyn_cast<llvm::ICmpInst>(branch->getCondition());
+  if (compare == nullptr) return std::nullopt;
+  llvm::CmpInst::Predicate predicate = compare->getPredicate();
+  const llvm::Value* thread = compare->getOperand(0);
+  const auto* bound = llvm::dyn_cast<llvm::ConstantInt>(compare->getOperand(1));
+  if (bound == nullptr) {
+    thread = compare->getOperand(1);
+    bound = llvm::dyn_cast<llvm::ConstantInt>(compare->getOperand(0));
+    predicate = llvm::CmpInst::getSwappedPredicate(predicate);
+  }
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(thread);
+  if (bound == nullptr || call == nullptr || call->getCalledFunction() == nullptr ||
+      call->getCalledFunction()->getName() != intrinsics::special_register("tid", "x") || bound->getValue().getActiveBits() > 31)
+    return std::nullopt;
+  // A thread that skips goes through blocks that do nothing to the block that ends the region.
+  auto skips = [](const llvm::BasicBlock* block) {
+    for (int steps = 0; steps < 4; ++steps) {
+      if (!std::all_of(block->begin(), std::prev(block->end()), without_effect)) return false;
+      if (llvm::isa<llvm::ReturnInst>(block->getTerminator())) return true;
+      block = block->getSingleSuccessor();
+      if (block == nullptr) return false;
+    }
+    return false;
+  };
+  // %tid.x is below 1024: the comparison holds on [below, above) of 0..2^31.
+  const auto constant = static_cast<uint32_t>(bound->getZExtValue());
+  uint32_t below = 0, above = 0;
+  switch (predicate) {
+    case llvm::CmpInst::ICMP_ULT: case llvm::CmpInst::ICMP_SLT: above = constant; break;
+    case llvm::CmpInst::ICMP_ULE: case llvm::CmpInst::ICMP_SLE: above = constant + 1; break;
+    case llvm::CmpInst::ICMP_UGT: case llvm::CmpInst::ICMP_SGT: below = constant + 1; above = UINT32_MAX; break;
+    case llvm::CmpInst::ICMP_UGE: case llvm::CmpInst::ICMP_SGE: below = constant; above = UINT32_MAX; break;
+    default: return std::nullopt;
+  }
+  if (skips(branch->getSuccessor(1))) return std::pair{below, above};  // works where the comparison holds
+  if (!skips(branch->getSuccessor(0))) return std::nullopt;
+  return below == 0 ? std::pair{above, UINT32_MAX} : std::pair{0u, below};
+}
+
 // Special registers (but the clocks, %globaltimer among them), the shared window and kernel
 // parameters read the same anywhere in a thread, and so does arithmetic on them: a region other
 // than the one computing such a value computes it again rather than keeping a copy per thread.
@@ -453,6 +510,12 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
   result.regions = classify_regions(*resumable, resume_points, uniformity);
   std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
   result.storage = move_allocas_to_thread_storage(*resumable, uniform);
+  std::unordered_map<uint32_t, const llvm::BasicBlock*> starts{
+      {0, llvm::cast<llvm::SwitchInst>(resumable->getEntryBlock().getTerminator())->getDefaultDest()}};
+  starts.insert(resume_points.begin(), resume_points.end());
+  for (Region& region : result.regions)
+    if (region.exit == RegionExit::single)
+      if (auto working = working_threads(*starts.at(region.resume_point))) std::tie(region.working_from, region.working_to) = *working;
   return result;
 }
 

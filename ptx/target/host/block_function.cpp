@@ -233,7 +233,12 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
                            uniform_bytes);
     // The range of threads narrows only after some finished; elsewhere a loop from 0 to the
     // block's width leaves the optimiser more to work with (sgemm runs twice as fast).
-    std::array<Value*, 3> range{region.after_partings ? builder.CreateLoad(i32, x_end) : extent[0], extent[1], extent[2]};
+    Value* from = region.after_partings ? builder.CreateLoad(i32, x_begin) : nullptr;
+    Value* to = region.after_partings ? builder.CreateLoad(i32, x_end) : extent[0];
+    if (region.working_from != 0)
+      from = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, from != nullptr ? from : zero, builder.getInt32(region.working_from));
+    if (region.working_to != UINT32_MAX) to = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, to, builder.getInt32(region.working_to));
+    std::array<Value*, 3> range{to, extent[1], extent[2]};
     emit_thread_loops(
         builder, range, &accesses,
         [&](const std::array<Value*, 3>& index) {
@@ -244,7 +249,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
           // which read the records, start only after a region whose threads may part.
           if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
         },
-        region.after_partings ? builder.CreateLoad(i32, x_begin) : nullptr);
+        from);
     switch (region.exit) {
       case RegionExit::single:
         go_to_region(builder.getInt32(region.next), mixed);
