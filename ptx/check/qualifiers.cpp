@@ -138,10 +138,12 @@ bool decode_qualifiers(Instruction& instruction, const InstructionSignature& sig
   for (const Modifier& modifier : instruction.modifiers) {
     if (is_extra_word(signature.extra_words, modifier.word)) {
       instruction.qualifiers.other.push_back(modifier.word);
-      // cvt's tf32 and packed 8-/4-bit formats have no register type: they count as the bit
+      // cvt's tf32 and packed 8-/6-/4-bit formats have no register type: they count as the bit
       // type that holds them, so that operands are checked against it.
       if (modifier.word == "tf32") instruction.qualifiers.types.push_back(ScalarType::b32);
-      if (modifier.word == "e4m3x2" || modifier.word == "e5m2x2") instruction.qualifiers.types.push_back(ScalarType::b16);
+      if (modifier.word == "e4m3x2" || modifier.word == "e5m2x2" || modifier.word == "e3m2x2" ||
+          modifier.word == "e2m3x2" || modifier.word == "ue8m0x2")
+        instruction.qualifiers.types.push_back(ScalarType::b16);
       if (modifier.word == "e2m1x2") instruction.qualifiers.types.push_back(ScalarType::b8);
       continue;
     }

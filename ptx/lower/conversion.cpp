@@ -1,6 +1,7 @@
 // cvt between integer widths, between integers and floats, and between float widths, with PTX's
 // rounding modifiers, saturation and flush-to-zero; into and out of the narrow formats (f16,
-// bf16, tf32, e4m3, e5m2, e2m1, packed in pairs) with .relu and .satfinite; and cvt.pack.
+// bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, packed in pairs) with .relu and .satfinite; into and
+// out of the ue8m0 scale factors; and cvt.pack.
 #include <algorithm>
 #include <tuple>
 
@@ -44,7 +45,8 @@ std::optional<llvm::Intrinsic::ID> integral_rounding(Rounding rounding) {
 // the bit type that holds them and by name.
 const NarrowFormat* named_format(const Qualifiers& qualifiers) {
   static constexpr std::pair<std::string_view, const NarrowFormat*> formats[] = {
-      {"tf32", &tf32_format}, {"e4m3x2", &e4m3_format}, {"e5m2x2", &e5m2_format}, {"e2m1x2", &e2m1_format}};
+      {"tf32", &tf32_format}, {"e4m3x2", &e4m3_format}, {"e5m2x2", &e5m2_format},
+      {"e3m2x2", &e3m2_format}, {"e2m3x2", &e2m3_format}, {"e2m1x2", &e2m1_format}};
   for (const auto& [name, format] : formats)
     if (has_word(qualifiers, name)) return format;
   return nullptr;
@@ -92,12 +94,13 @@ void lower_narrowing(FunctionLowering& lowering, const Instruction& instruction,
   lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getIntNTy(width)), bits_of_width(width));
 }
 
-// cvt.rn{.relu}.f16x2.e4m3x2 (and .e5m2x2, .e2m1x2) d, a: both values of a, widened exactly.
+// cvt.rn{.relu}.f16x2.e4m3x2 (and .e5m2x2, .e3m2x2, .e2m3x2, .e2m1x2) d, a: both values of a,
+// widened exactly.
 void lower_widening(FunctionLowering& lowering, const Instruction& instruction, const NarrowFormat& format) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
   if (qualifiers.types[0] != ScalarType::f16x2 || instruction.operands.size() != 2) {
-    lowering.error(instruction.location, "cvt from a packed 8- or 4-bit format only produces .f16x2");
+    lowering.error(instruction.location, "cvt from a packed 8-, 6- or 4-bit format only produces .f16x2");
     return;
   }
   uint32_t width = 2 * format.storage_bits;
@@ -107,6 +110,70 @@ void lower_widening(FunctionLowering& lowering, const Instruction& instruction, 
   llvm::Value* value = widen_from_narrow(lowering, pair, format);
   llvm::Value* bits = round_to_narrow(lowering, value, f16_format, {Rounding::rn, false, has_word(qualifiers, "relu"), NanRule::canonical});
   lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getInt32Ty()), ScalarType::b32);
+}
+
+// ue8m0 is a bare exponent: code c stands for 2^(c - 127), 0xff for NaN; no sign, zero or infinity.
+// cvt.{rz,rp}{.satfinite}.ue8m0x2.f32 d, a, b (a to the upper byte) and .ue8m0x2.bf16x2 d, a round
+// each magnitude to a power of two; cvt.rn.bf16x2.ue8m0x2 d, a widens both codes exactly.
+void lower_ue8m0(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType destination = qualifiers.types[0];
+  ScalarType source = qualifiers.types[1];
+  auto pair_of = [](llvm::Type* element) { return llvm::FixedVectorType::get(element, 2); };
+  llvm::Type* bytes = pair_of(builder.getInt8Ty());
+  llvm::Type* words = pair_of(builder.getInt32Ty());
+  auto word = [&](uint32_t constant) { return llvm::ConstantInt::get(words, constant); };
+  bool relu = has_word(qualifiers, "relu");
+  bool satfinite = has_word(qualifiers, "satfinite");
+  if (destination == ScalarType::bf16x2) {
+    if (qualifiers.rounding != Rounding::rn || instruction.operands.size() != 2 || relu || satfinite) {
+      lowering.error(instruction.location, "cvt from .ue8m0x2 is only cvt.rn.bf16x2.ue8m0x2 d, a");
+      return;
+    }
+    llvm::Value* codes = builder.CreateZExt(builder.CreateBitCast(lowering.read(instruction.operands[1], ScalarType::b16), bytes), words);
+    llvm::Value* bits = builder.CreateShl(codes, 7);
+    // Code 0, 2^-127, is a bf16 subnormal; 0xff becomes bf16's canonical NaN.
+    bits = builder.CreateSelect(builder.CreateICmpEQ(codes, word(0)), word(0x0040), bits);
+    bits = builder.CreateSelect(builder.CreateICmpEQ(codes, word(0xff)), word(0x7fff), bits);
+    bits = builder.CreateTrunc(bits, pair_of(builder.getInt16Ty()));
+    lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getInt32Ty()), ScalarType::b32);
+    return;
+  }
+  bool two_sources = source == ScalarType::f32 && instruction.operands.size() == 3;
+  bool packed_source = source == ScalarType::bf16x2 && instruction.operands.size() == 2;
+  bool directed = qualifiers.rounding == Rounding::rz || qualifiers.rounding == Rounding::rp;
+  if (relu) {
+    lowering.error(instruction.location, "cvt with .relu into .ue8m0x2 is not supported yet");
+    return;
+  }
+  if (!(two_sources || packed_source) || !directed) {
+    lowering.error(instruction.location, "cvt into .ue8m0x2 takes .rz or .rp and two .f32 values or one .bf16x2");
+    return;
+  }
+  llvm::Value* value;
+  if (two_sources) {
+    llvm::Value* high = read_float(lowering, instruction.operands[1], source, false);
+    llvm::Value* low = read_float(lowering, instruction.operands[2], source, false);
+    value = builder.CreateInsertElement(llvm::PoisonValue::get(pair_of(high->getType())), low, uint64_t{0});
+    value = builder.CreateInsertElement(value, high, uint64_t{1});
+  } else {
+    value = widen_half(lowering, read_float(lowering, instruction.operands[1], source, false));
+  }
+  // The biased f32 exponent of |x| is already the code rounded toward zero; below 2^-127 there
+  // is nothing smaller to round to, so code 0 stands for those and for zero.
+  llvm::Value* magnitude = builder.CreateAnd(builder.CreateBitCast(value, words), word(0x7fffffff));
+  llvm::Value* code = builder.CreateLShr(magnitude, 23);
+  if (qualifiers.rounding == Rounding::rp) {
+    llvm::Value* inexact = builder.CreateAnd(builder.CreateICmpNE(builder.CreateAnd(magnitude, word(0x7fffff)), word(0)),
+                                             builder.CreateICmpUGT(magnitude, word(0x00400000)));
+    code = builder.CreateAdd(code, builder.CreateZExt(inexact, words));
+  }
+  // Infinity and what rounds past 2^127 overflow to NaN, or to 2^127 with .satfinite.
+  code = builder.CreateSelect(builder.CreateICmpUGE(code, word(0xff)), word(satfinite ? 0xfe : 0xff), code);
+  code = builder.CreateSelect(builder.CreateICmpUGT(magnitude, word(0x7f800000)), word(0xff), code);
+  llvm::Value* packed = builder.CreateBitCast(builder.CreateTrunc(code, bytes), builder.getInt16Ty());
+  lowering.write(instruction.operands[0], packed, ScalarType::b16);
 }
 
 // cvt.pack.sat.convertType.s32 d, a, b (u16, s16) and cvt.pack.sat.convertType.s32.b32 d, a, b, c
@@ -156,6 +223,10 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
   }
   if (qualifiers.types.size() != 2) {
     lowering.error(instruction.location, "cvt needs a destination and a source type");
+    return;
+  }
+  if (has_word(qualifiers, "ue8m0x2")) {
+    lower_ue8m0(lowering, instruction);
     return;
   }
   ScalarType destination = qualifiers.types[0];

@@ -119,13 +119,15 @@ ScalarType bits_of_width(uint32_t bits) {
   }
 }
 
-const NarrowFormat f16_format{5, 10, 15, 0x3ff, true, true, 0x7fff, 16};
-const NarrowFormat bf16_format{8, 7, 127, 0x7f, true, true, 0x7fff, 16};
-const NarrowFormat tf32_format{8, 10, 127, 0x3ff, true, true, 0x7fffe000, 32};
-const NarrowFormat e4m3_format{4, 3, 8, 0x6, false, true, 0x7f, 8};
-const NarrowFormat e5m2_format{5, 2, 15, 0x3, true, true, 0x7f, 8};
-// e2m1 has no NaN; the ISA leaves what a NaN input becomes to the implementation.
-const NarrowFormat e2m1_format{2, 1, 2, 0x1, false, false, 0x7, 4};
+const NarrowFormat f16_format{5, 10, 15, 0x3ff, true, true, 0x7fff, 16, 0};
+const NarrowFormat bf16_format{8, 7, 127, 0x7f, true, true, 0x7fff, 16, 0};
+const NarrowFormat tf32_format{8, 10, 127, 0x3ff, true, true, 0x7fffe000, 32, 13};
+const NarrowFormat e4m3_format{4, 3, 8, 0x6, false, true, 0x7f, 8, 0};
+const NarrowFormat e5m2_format{5, 2, 15, 0x3, true, true, 0x7f, 8, 0};
+// e3m2, e2m3 and e2m1 have no NaN: cvt.satfinite turns a NaN into +MAX_NORM (PTX ISA, cvt).
+const NarrowFormat e3m2_format{3, 2, 4, 0x3, false, false, 0x1f, 8, 0};
+const NarrowFormat e2m3_format{2, 3, 2, 0x7, false, false, 0x1f, 8, 0};
+const NarrowFormat e2m1_format{2, 1, 2, 0x1, false, false, 0x7, 4, 0};
 
 namespace {
 
@@ -211,7 +213,7 @@ llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, con
   llvm::Value* sign = word_constant(1u << (format.exponent_bits + fraction_bits));
   code = builder.CreateOr(code, builder.CreateSelect(negative, sign, word_constant(0)));
   if (mode.relu) code = builder.CreateSelect(negative, word_constant(0), code);
-  code = builder.CreateShl(code, format.storage_bits - 1 - static_cast<uint32_t>(format.exponent_bits + fraction_bits));
+  code = builder.CreateShl(code, format.low_bits);
   llvm::Value* nan = word_constant(format.nan);
   if (mode.nan == NanRule::keep_payload) {
     const uint32_t quiet = infinity_code | 1u << (fraction_bits - 1);
@@ -219,7 +221,7 @@ llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, con
                                                                   static_cast<uint64_t>(52 - fraction_bits)),
                                                word);
     nan = builder.CreateOr(builder.CreateOr(builder.CreateSelect(negative, sign, word_constant(0)), word_constant(quiet)), payload);
-    nan = builder.CreateShl(nan, format.storage_bits - 1 - static_cast<uint32_t>(format.exponent_bits + fraction_bits));
+    nan = builder.CreateShl(nan, format.low_bits);
   } else if (mode.nan == NanRule::truncate_bits) {
     nan = builder.CreateAnd(builder.CreateBitCast(value, word), ~((1u << (23 - fraction_bits)) - 1));
     // .satfinite saturates the cut bits as an integer: a magnitude at or above infinity's drops

@@ -31,18 +31,21 @@ llvm::Value* canonical_nan(llvm::Type* type);
 llvm::Value* canonicalize_nan(FunctionLowering& lowering, llvm::Value* value);
 
 // A floating-point format that conversions round into: f16, bf16, tf32 (an f32 bit pattern with
-// 10 fraction bits) and the 8- and 4-bit formats e4m3, e5m2 and e2m1.
+// 10 fraction bits), the 8-bit formats e4m3 and e5m2, the 6-bit e2m3 and e3m2 (each in the low
+// bits of a byte) and the 4-bit e2m1.
 struct NarrowFormat {
   int exponent_bits;
   int fraction_bits;
   int largest_exponent;   // unbiased exponent of the largest finite value
   uint64_t largest_fraction;  // its fraction field
-  bool has_infinity;      // e4m3 and e2m1 have none
-  bool has_nan;           // e2m1 has none
+  bool has_infinity;      // e4m3, e2m3, e3m2 and e2m1 have none
+  bool has_nan;           // e2m3, e3m2 and e2m1 have none
   uint32_t nan;           // what a NaN input becomes, as stored
-  uint32_t storage_bits;  // 32 for tf32, whose code sits in the top 19 bits
+  uint32_t storage_bits;  // the width of one stored value
+  uint32_t low_bits;      // zero bits below the code: 13 for tf32, whose code sits in the top 19 bits
 };
-extern const NarrowFormat f16_format, bf16_format, tf32_format, e4m3_format, e5m2_format, e2m1_format;
+extern const NarrowFormat f16_format, bf16_format, tf32_format, e4m3_format, e5m2_format, e3m2_format, e2m3_format,
+    e2m1_format;
 
 // What a NaN input becomes (measured on an H200): the format's canonical NaN (arithmetic and
 // conversions from f32 and f16), the quiet NaN with the input's sign and leading payload bits
