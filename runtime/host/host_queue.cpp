@@ -25,6 +25,7 @@ void fill_with(void* destination, T value, size_t count) {
 }
 
 constexpr uint32_t max_threads_per_block = 1024;
+constexpr uint32_t max_block_depth = 64;
 
 // A kernel with barriers keeps each thread's live values on the stack of the worker running the
 // block (KernelInfo::host_stack_bytes_per_thread). Half of a usual 8 MiB thread stack is what a
@@ -48,6 +49,11 @@ Status check_launch(const HostKernel& kernel, const LaunchShape& shape, size_t p
     return refuse(ErrorCode::invalid_value,
                   std::to_string(threads) + " threads per block, more than the " +
                       std::to_string(thread_limit) + " allowed");
+  // The block function counts on these limits (see ptx/target/host/host_target.h).
+  if (shape.block[2] > max_block_depth)
+    return refuse(ErrorCode::invalid_value,
+                  "a block " + std::to_string(shape.block[2]) + " threads deep, more than the " +
+                      std::to_string(max_block_depth) + " allowed");
   if (info.required_block[0] != 0 && !std::equal(shape.block, shape.block + 3, info.required_block))
     return refuse(ErrorCode::invalid_value,
                   "a block of " + std::to_string(shape.block[0]) + "x" +

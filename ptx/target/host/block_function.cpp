@@ -359,8 +359,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   builder.CreateStore(frame, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
   std::array<Value*, 3> extent{};
   for (uint32_t axis = 0; axis < 3; ++axis)
-    extent[axis] = builder.CreateLoad(builder.getInt32Ty(),
-                                      builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offsetof(host_abi::BlockFrame, block_dim) + 4 * axis));
+    extent[axis] = load_block_dimension(builder, frame, axis);
   auto enter_thread = [&](const std::array<Value*, 3>& index) {
     for (uint32_t axis = 0; axis < 3; ++axis)
       builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_index_offset + 4 * axis));

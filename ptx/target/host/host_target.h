@@ -10,6 +10,8 @@
 
 #include "diagnostics.h"
 
+#include <llvm/IR/IRBuilder.h>
+
 namespace llvm {
 class Module;
 class TargetMachine;
@@ -22,6 +24,11 @@ namespace xcuda::ptx::host {
 // runtime provides (vprintf, __assertfail). Returns the names of external functions called
 // but not provided, for the caller to report where they are declared.
 std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes);
+
+// Loads the block's extent along `axis` (0 to 2) from the BlockFrame at `frame`, telling LLVM
+// the range a launch allows (1 to 1024 threads along x and y, 64 along z): thread indices then
+// stay far from wrapping, so addresses made from them are seen to step evenly.
+llvm::Value* load_block_dimension(llvm::IRBuilder<>& builder, llvm::Value* frame, uint32_t axis);
 
 // Marks the atomic operations on shared memory, which the optimiser makes plain operations
 // (see block_local_atomics.h). Runs while shared addresses still come from the shared-window

@@ -3,6 +3,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include "host_abi.h"
@@ -30,9 +31,14 @@ Value* thread_index(llvm::IRBuilder<>& builder, Value* context, uint32_t axis) {
 
 uint64_t axis_offset(uint64_t array_offset, uint32_t axis) { return array_offset + 4 * axis; }
 
+Value* block_dimension(llvm::IRBuilder<>& builder, Value* context, uint32_t axis) {
+  return load_block_dimension(builder, builder.CreateLoad(builder.getPtrTy(), builder.CreateConstGEP1_64(builder.getInt8Ty(), context, frame_offset)),
+                              axis);
+}
+
 Value* linear_thread_index(llvm::IRBuilder<>& builder, Value* context) {
-  Value* width = frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), 0), builder.getInt32Ty());
-  Value* height = frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), 1), builder.getInt32Ty());
+  Value* width = block_dimension(builder, context, 0);
+  Value* height = block_dimension(builder, context, 1);
   Value* plane = builder.CreateAdd(thread_index(builder, context, 1), builder.CreateMul(height, thread_index(builder, context, 2)));
   return builder.CreateAdd(thread_index(builder, context, 0), builder.CreateMul(width, plane));
 }
@@ -40,7 +46,7 @@ Value* linear_thread_index(llvm::IRBuilder<>& builder, Value* context) {
 Value* block_size(llvm::IRBuilder<>& builder, Value* context) {
   Value* size = builder.getInt32(1);
   for (uint32_t axis = 0; axis < 3; ++axis)
-    size = builder.CreateMul(size, frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), axis), builder.getInt32Ty()));
+    size = builder.CreateMul(size, block_dimension(builder, context, axis));
   return size;
 }
 
@@ -62,7 +68,7 @@ Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_
   uint32_t axis = component == "y" ? 1 : component == "z" ? 2 : 0;
   llvm::Type* u32 = builder.getInt32Ty();
   if (name == "tid") return thread_index(builder, context, axis);
-  if (name == "ntid") return frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_dim), axis), u32);
+  if (name == "ntid") return block_dimension(builder, context, axis);
   if (name == "nctaid") return frame_field(builder, context, axis_offset(offsetof(BlockFrame, grid_dim), axis), u32);
   if (name == "ctaid") return frame_field(builder, context, axis_offset(offsetof(BlockFrame, block_index), axis), u32);
   if (name == "smid") return frame_field(builder, context, offsetof(BlockFrame, sm_index), u32);
@@ -144,6 +150,13 @@ void define_set_conditional(llvm::Function& function) {
 }
 
 }  // namespace
+
+Value* load_block_dimension(llvm::IRBuilder<>& builder, Value* frame, uint32_t axis) {
+  llvm::LoadInst* extent = builder.CreateLoad(builder.getInt32Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, axis_offset(offsetof(BlockFrame, block_dim), axis)));
+  llvm::MDBuilder metadata(builder.getContext());
+  extent->setMetadata(llvm::LLVMContext::MD_range, metadata.createRange(llvm::APInt(32, 1), llvm::APInt(32, axis == 2 ? 65 : 1025)));
+  return extent;
+}
 
 std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes) {
   std::vector<std::string> missing;
