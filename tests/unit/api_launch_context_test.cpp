@@ -115,6 +115,21 @@ TEST_F(LaunchApi, CooperativeGridsMustFitOnTheDeviceAtOnce) {
   EXPECT_EQ(cuMemFree_v2(data), CUDA_SUCCESS);
 }
 
+// CUDA's limits on a block: 1024 threads, at most 64 along z (CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z).
+TEST_F(LaunchApi, BlocksBeyondTheLimitsAreRefused) {
+  CUfunction add_one = kernel("add_one");
+  EXPECT_EQ(attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z), 64);
+  CUdeviceptr data = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&data, 1024 * sizeof(uint32_t)), CUDA_SUCCESS);
+  unsigned n = 0;
+  void* arguments[] = {&data, &n};
+  EXPECT_EQ(cuLaunchKernel(add_one, 1, 1, 1, 1, 1, 65, 0, nullptr, arguments, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLaunchKernel(add_one, 1, 1, 1, 1025, 1, 1, 0, nullptr, arguments, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuLaunchKernel(add_one, 1, 1, 1, 16, 1, 64, 0, nullptr, arguments, nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(data), CUDA_SUCCESS);
+}
+
 TEST_F(LaunchApi, FunctionAttributesDescribeTheKernel) {
   CUfunction add_one = kernel("add_one");
   int value = -1;
