@@ -414,11 +414,10 @@ class EntryReads {
 // Every alloca becomes a slot in the block's storage, which survives between regions. The slots
 // of one alloca for all threads lie side by side (thread t's at t * size), so a loop over the
 // threads of a region reads and writes them at consecutive addresses, which it can vectorise.
-// A uniform value also has two block-wide copies at the start of the storage: every store
-// writes the first as well ("next"), and the block function copies it to the second ("entry")
-// before each region that all threads run together; there a load that reads what the region
-// was entered with reads the entry copy, the same address for every thread, so that what is
-// computed from it is seen to be uniform.
+// A uniform value also has a block-wide entry copy at the start of the storage, which the block
+// function fills from the first thread's slot before each region that all threads run
+// together; there a load that reads what the region was entered with reads the entry copy, the
+// same address for every thread, so that what is computed from it is seen to be uniform.
 StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std::unordered_set<llvm::AllocaInst*>& uniform) {
   const llvm::DataLayout& layout = function.getParent()->getDataLayout();
   std::vector<llvm::AllocaInst*> allocas;
@@ -456,7 +455,7 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
   llvm::Value* thread = context_field(linear_index_offset);
   llvm::Value* storage = function.getArg(2);
   llvm::Value* together = function.getArg(4);
-  llvm::Value* per_thread = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, 2 * result.uniform_bytes, "per_thread_storage");
+  llvm::Value* per_thread = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, result.uniform_bytes, "per_thread_storage");
   uint64_t size = 0;
   for (llvm::AllocaInst* alloca : allocas) {
     uint64_t alignment = alloca->getAlign().value();
@@ -466,15 +465,12 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
     llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), per_thread, offset, alloca->getName());
     size += bytes;
     if (auto found = uniform_offsets.find(alloca); found != uniform_offsets.end()) {
-      llvm::Value* next = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".next");
-      llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, result.uniform_bytes + found->second, alloca->getName() + ".entry");
+      result.uniform_slots.push_back({found->second, size - bytes, bytes});
+      llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".entry");
       const EntryReads entry_reads(*alloca);
       std::vector<llvm::User*> users(alloca->user_begin(), alloca->user_end());
       for (llvm::User* user : users) {
-        if (auto* store = llvm::dyn_cast<llvm::StoreInst>(user)) {
-          store->clone()->insertAfter(store);
-          llvm::cast<llvm::StoreInst>(store->getNextNode())->setOperand(1, next);
-        } else if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); entry_reads.reads_entry_value(*load)) {
+        if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); load != nullptr && entry_reads.reads_entry_value(*load)) {
           llvm::IRBuilder<> at(load);
           load->setOperand(0, at.CreateSelect(together, entry, slot));
         }

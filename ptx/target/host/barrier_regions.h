@@ -25,12 +25,21 @@ inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
 // wait at a block barrier, which must hold them until every warp exchange of the round is over.
 inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
-// The block's storage: 2 * uniform_bytes of block-wide copies of uniform values (see
-// barrier_regions.cpp: the copies stores write, then those the block function makes before a
-// region all threads run together), then bytes_per_thread per thread.
+// The block's storage: uniform_bytes of block-wide copies of uniform values, then
+// bytes_per_thread per thread. Each slot of the per-thread part holds a value for all threads
+// side by side (thread t's at column + t * bytes, with column scaled by the thread count); a
+// uniform value's entry copy is what the first thread of the loop held when a region all
+// threads run together began (see barrier_regions.cpp), which the block function copies in.
+struct UniformSlot {
+  uint64_t entry;   // offset of the entry copy in the storage
+  uint64_t column;  // the per-thread slot starts at uniform_bytes + column * threads
+  uint64_t bytes;
+};
+
 struct StorageLayout {
   uint64_t uniform_bytes = 0;     // multiple of 16
   uint64_t bytes_per_thread = 0;  // multiple of 16
+  std::vector<UniformSlot> uniform_slots;
 };
 
 // How the block function learns where the threads that ran a region together stand after it.

@@ -114,7 +114,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   builder.CreateStore(builder.CreateTrunc(threads, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_count_offset));
   const uint64_t uniform_bytes = kernel.storage.uniform_bytes;
   auto* storage = builder.CreateAlloca(
-      builder.getInt8Ty(), builder.CreateAdd(builder.getInt64(2 * uniform_bytes), builder.CreateMul(threads, builder.getInt64(kernel.storage.bytes_per_thread))),
+      builder.getInt8Ty(), builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(threads, builder.getInt64(kernel.storage.bytes_per_thread))),
       "thread_storage");
   storage->setAlignment(llvm::Align(16));
   auto* states = builder.CreateAlloca(i32, threads, "resume_points");
@@ -228,9 +228,16 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   for (const Region& region : kernel.regions) {
     builder.SetInsertPoint(regions[region.resume_point]);
     start_round();
-    if (region.resume_point != 0 && uniform_bytes != 0)
-      builder.CreateMemCpy(builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, uniform_bytes), llvm::Align(16), storage, llvm::Align(16),
-                           uniform_bytes);
+    if (region.resume_point != 0) {
+      // Every thread of the loop holds the same uniform values; the first one's become the
+      // entry copies (see StorageLayout).
+      Value* first = builder.CreateZExt(builder.CreateLoad(i32, together_begin_field), wide);
+      for (const UniformSlot& slot : kernel.storage.uniform_slots) {
+        Value* column = builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(threads, builder.getInt64(slot.column)));
+        Value* held = builder.CreateGEP(builder.getInt8Ty(), storage, builder.CreateAdd(column, builder.CreateMul(first, builder.getInt64(slot.bytes))));
+        builder.CreateMemCpy(builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, slot.entry), llvm::Align(1), held, llvm::Align(1), slot.bytes);
+      }
+    }
     // The range of threads narrows only after some finished; elsewhere a loop from 0 to the
     // block's width leaves the optimiser more to work with (sgemm runs twice as fast).
     Value* from = region.after_partings ? builder.CreateLoad(i32, x_begin) : nullptr;
@@ -377,7 +384,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   }
   builder.CreateRetVoid();
   // The block-wide copies of uniform values are counted as if every thread had them: a bound.
-  return resumable ? 2 * resumable->storage.uniform_bytes + resumable->storage.bytes_per_thread + exchange_bytes_per_thread() : 0;
+  return resumable ? resumable->storage.uniform_bytes + resumable->storage.bytes_per_thread + exchange_bytes_per_thread() : 0;
 }
 
 }  // namespace
