@@ -74,7 +74,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"prefetch", space_group | cache_group, "a", "L1 L2"},
     {"isspacep", space_group, "pt", ""},
     // cp.async: shapes are checked by the lowering (lower/async_copy.cpp)
-    {"cp", cache_group, "?*****", "async ca cg shared shared::cta global commit_group wait_group wait_all bulk prefetch tensor"},
+    {"cp", cache_group, "?*****", "async ca cg shared shared::cta global commit_group wait_group wait_all mbarrier arrive noinc b64 bulk prefetch tensor"},
     // control flow
     {"bra", uniform_group, "l", ""},
     {"brx", uniform_group, "ul", "idx"},

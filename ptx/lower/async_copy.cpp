@@ -1,8 +1,9 @@
 // cp.async (sm_80): a copy from global to shared memory that completes by the next
 // cp.async.wait_group/wait_all. On the host the copy is made when it is issued, which is one of
 // the orders the PTX memory model allows, so commit_group and the waits have nothing left to do.
-// The bulk (TMA) forms and cp.async.mbarrier.arrive are reported as not supported yet.
+// The bulk (TMA) forms are reported as not supported yet.
 #include "lower/instruction_lowering.h"
+#include "lower/intrinsics.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -57,12 +58,28 @@ void lower_copy(FunctionLowering& lowering, const Instruction& instruction) {
   }
 }
 
+// cp.async.mbarrier.arrive{.noinc}{.shared{::cta}}.b64 [addr]: the mbarrier sees an arrival once
+// the thread's earlier cp.async copies are complete, which here they are. Without .noinc the
+// pending count is raised first, so the arrival leaves the phase as it was: nothing to do.
+void lower_copy_arrival(FunctionLowering& lowering, const Instruction& instruction) {
+  const auto& operands = instruction.operands;
+  if (operands.size() != 1 || operands[0].kind != Operand::Kind::address) {
+    lowering.error(instruction.location, "cp.async.mbarrier.arrive takes [addr]");
+    return;
+  }
+  if (!is_written(instruction, "noinc")) return;
+  auto& builder = lowering.builder();
+  emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::arrive), lowering.address(operands[0], StateSpace::shared),
+                builder.getInt64(0), builder.getInt32(1));
+}
+
 void lower_cp(FunctionLowering& lowering, const Instruction& instruction) {
   const auto& modifiers = instruction.modifiers;
   bool is_async = !modifiers.empty() && modifiers[0].word == "async";
   std::string_view next = modifiers.size() > 1 ? std::string_view(modifiers[1].word) : std::string_view();
   if (is_async && (next == "commit_group" || next == "wait_group" || next == "wait_all")) return;
   if (is_async && (next == "ca" || next == "cg")) return lower_copy(lowering, instruction);
+  if (is_async && next == "mbarrier") return lower_copy_arrival(lowering, instruction);
   std::string form = "cp";
   for (const Modifier& modifier : modifiers) form += "." + modifier.word;
   lowering.error(instruction.location, "'" + form + "' is not supported yet");

@@ -44,5 +44,9 @@ void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instructi
 llvm::Value* exchange(FunctionLowering& lowering, llvm::Value* offer, llvm::Value* members);
 llvm::Value* peer(FunctionLowering& lowering, llvm::Value* lane);
 llvm::Value* lane_id(FunctionLowering& lowering);
+// The mbarrier intrinsic of intrinsics.h on the object at `address`; `operation` is a
+// host_abi::MbarrierOperation with its flags.
+llvm::Value* emit_mbarrier(FunctionLowering& lowering, uint32_t operation, llvm::Value* address, llvm::Value* value,
+                           llvm::Value* count);
 
 }  // namespace xcuda::ptx

@@ -95,17 +95,6 @@ void lower_barrier(FunctionLowering& lowering, const Instruction& instruction) {
                    ScalarType::pred);
 }
 
-llvm::Value* emit_mbarrier(FunctionLowering& lowering, uint32_t operation, llvm::Value* address,
-                           llvm::Value* value, llvm::Value* count) {
-  auto& builder = lowering.builder();
-  auto* i32 = builder.getInt32Ty();
-  auto* i64 = builder.getInt64Ty();
-  llvm::Function* mbarrier = lowering.module().intrinsic(
-      intrinsics::mbarrier, i64, {builder.getPtrTy(), i32, builder.getPtrTy(), i64, i32});
-  return builder.CreateCall(mbarrier, {lowering.thread_context(), builder.getInt32(operation),
-                                       address, value, count});
-}
-
 uint32_t code_of(intrinsics::MbarrierOperation operation) {
   return static_cast<uint32_t>(operation);
 }
@@ -181,6 +170,17 @@ void lower_mbarrier(FunctionLowering& lowering, const Instruction& instruction) 
 }
 
 }  // namespace
+
+llvm::Value* emit_mbarrier(FunctionLowering& lowering, uint32_t operation, llvm::Value* address,
+                           llvm::Value* value, llvm::Value* count) {
+  auto& builder = lowering.builder();
+  auto* i32 = builder.getInt32Ty();
+  auto* i64 = builder.getInt64Ty();
+  llvm::Function* mbarrier = lowering.module().intrinsic(
+      intrinsics::mbarrier, i64, {builder.getPtrTy(), i32, builder.getPtrTy(), i64, i32});
+  return builder.CreateCall(mbarrier, {lowering.thread_context(), builder.getInt32(operation),
+                                       address, value, count});
+}
 
 void add_synchronization_lowerings(LoweringTable& table) {
   table["bar"] = lower_barrier;

@@ -1,7 +1,8 @@
 // mbarrier objects: cuda::barrier<cuda::thread_scope_block> (libcu++ lowers it to mbarrier
 // instructions from sm_80 on, to atomics before), and the instructions themselves through inline
 // PTX (sm_80: init, arrive, arrive.noComplete, arrive_drop, test_wait, test_wait.parity,
-// pending_count; sm_90: try_wait.parity, expect_tx, complete_tx, arrive.expect_tx). The expected values follow
+// pending_count, cp.async.mbarrier.arrive; sm_90: try_wait.parity, expect_tx, complete_tx,
+// arrive.expect_tx). The expected values follow
 // the PTX ISA's description of the phases and were checked on an NVIDIA H200.
 #include <cuda/barrier>
 
@@ -119,7 +120,12 @@ __device__ bool mbarrier_wait_parity(unsigned long long* barrier, unsigned parit
 //  6  try_wait.parity 0 after complete_tx (sm_90; want 1)
 //  7  threads left after arrive_drop met at the barrier this many times (want rounds)
 //  8  1 when this build had the mbarrier instructions (compute capability 8.0 and later)
-constexpr int answer_count = 9;
+//  9  cp.async.mbarrier.arrive.noinc counts as one of an mbarrier's 2 arrivals: a plain arrive
+//     after it completes the phase (want 1)
+// 10  cp.async.mbarrier.arrive without .noinc raises the count it then arrives on: a plain
+//     arrive after it still completes a phase of 1 (want 1)
+// 11  the 16 bytes cp.async copied arrived (want 1)
+constexpr int answer_count = 12;
 
 __global__ void raw_mbarrier(unsigned* answers) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -184,6 +190,18 @@ __global__ void raw_mbarrier(unsigned* answers) {
 #else
   if (me == 0) answers[6] = 1;
 #endif
+  if (me == 0) {
+    __shared__ alignas(16) unsigned copied[4];
+    __shared__ unsigned long long counted, raised;
+    mbarrier_init(&counted, 2);
+    mbarrier_init(&raised, 1);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(shared_address(copied)), "l"(answers + 8) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(shared_address(&counted)) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" ::"r"(shared_address(&raised)) : "memory");
+    answers[9] = mbarrier_test_wait(&counted, mbarrier_arrive(&counted));
+    answers[10] = mbarrier_test_wait(&raised, mbarrier_arrive(&raised));
+    answers[11] = copied[0] == 1;
+  }
   // arrive_drop: the odd threads leave; the even ones meet `rounds` more times on their own.
   if (me % 2 == 1) {
     asm volatile("mbarrier.arrive_drop.shared.b64 _, [%0];" ::"r"(shared_address(&all))
@@ -201,6 +219,7 @@ __global__ void raw_mbarrier(unsigned* answers) {
     answers[4] = 1;
     answers[6] = 1;
     answers[2] = 4;
+    answers[9] = answers[10] = answers[11] = 1;
     atomicAdd(&answers[7], unsigned(rounds));
   }
 #endif
@@ -236,7 +255,7 @@ int main() {
   CHECK(cudaMemcpy(got.data(), answers, answer_count * sizeof(unsigned), cudaMemcpyDeviceToHost));
   const bool has_mbarrier = got[8] == 1;
   // Two blocks add to answers 7; the others are written by one thread.
-  const unsigned want[answer_count] = {0, 0, 4, 0, 1, 0, 1, 2 * rounds, got[8]};
+  const unsigned want[answer_count] = {0, 0, 4, 0, 1, 0, 1, 2 * rounds, got[8], 1, 1, 1};
   expect_equal("mbarrier answers", got.data(), want, answer_count);
   std::printf("mbarrier: ok (%s)\n", has_mbarrier ? "mbarrier instructions" : "atomics only");
   return 0;
