@@ -125,16 +125,27 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
                         builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, site))),
                                              builder.getInt32(site))));
   // Standing together, every unfinished lane of the warp offered: those in the together range.
-  // The asking lane is among them, so the range starts below the warp's end.
+  // The asking lane is among them, so the range starts below the warp's end. A range of whole
+  // warps, the usual case, takes a branch of its own, on a value that is the same for all the
+  // threads of a loop, which LLVM can then run as a loop of its own without the arithmetic.
+  Value* begin = context_field(builder, context, together_begin_offset, builder.getInt32Ty());
+  Value* end = context_field(builder, context, together_end_offset, builder.getInt32Ty());
+  Value* whole_warps = builder.CreateICmpEQ(builder.CreateAnd(builder.CreateOr(begin, end), warp_size - 1), builder.getInt32(0));
+  llvm::Instruction* whole_branch = nullptr;
+  llvm::Instruction* part_branch = nullptr;
+  llvm::SplitBlockAndInsertIfThenElse(whole_warps, builder.GetInsertPoint(), &whole_branch, &part_branch);
+  builder.SetInsertPoint(part_branch);
   auto below = [&](Value* lane) {  // lanes [0, lane) for lane <= 32
     return builder.CreateSelect(builder.CreateICmpUGE(lane, builder.getInt32(warp_size)), builder.getInt32(~0u),
                                 builder.CreateSub(builder.CreateShl(builder.getInt32(1), lane), builder.getInt32(1)));
   };
-  auto range_lane = [&](uint64_t offset) {
-    Value* bound = context_field(builder, context, offset, builder.getInt32Ty());
-    return builder.CreateSub(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, bound, first), first);
-  };
-  Value* together_lanes = builder.CreateAnd(below(range_lane(together_end_offset)), builder.CreateNot(below(range_lane(together_begin_offset))));
+  auto range_lane = [&](Value* bound) { return builder.CreateSub(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, bound, first), first); };
+  Value* part_lanes = builder.CreateAnd(below(range_lane(end)), builder.CreateNot(below(range_lane(begin))));
+  llvm::BasicBlock* ranges_joined = whole_branch->getSuccessor(0);
+  builder.SetInsertPoint(ranges_joined, ranges_joined->getFirstInsertionPt());
+  llvm::PHINode* together_lanes = builder.CreatePHI(builder.getInt32Ty(), 2);
+  together_lanes->addIncoming(builder.getInt32(~0u), whole_branch->getParent());
+  together_lanes->addIncoming(part_lanes, part_branch->getParent());
   Value* kept_lanes =
       builder.CreateSelect(together, together_lanes, builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, lanes))));
   llvm::BasicBlock* asking = builder.GetInsertBlock();
