@@ -554,12 +554,13 @@ def mma_case(shape, types, inputs, a_count, b_count, c_count, mask=None, version
     wide = c_type == "f64"
     per_register = 2 if a_type in ("f16", "bf16") else 1
     a_registers = [f"%w{i}" if wide else f"%r{i}" for i in range(a_count)]
-    b_registers = [f"%w{4 + i}" if wide else f"%s{i}" for i in range(b_count)]
+    # B has registers of its own: m16n8k16 .f64 A alone fills %w0..%w7.
+    b_registers = [f"%z{i}" if wide else f"%s{i}" for i in range(b_count)]
     c_registers = [f"%{'x' if wide else 'u'}{i}" for i in range(c_count)]
     d_registers = [f"%{'y' if wide else 'v'}{i}" for i in range(c_count)]
     body = ["{", *MATRIX_REGISTERS]
     if wide:
-        body.append(".reg .b64 %x<4>, %y<4>;")
+        body.append(".reg .b64 %x<4>, %y<4>, %z<4>;")
     body += fragment("in0", inputs[0], a_registers, per_register, 1)
     body += fragment("in1", inputs[1], b_registers, per_register, 3)
     body += fragment("in2", inputs[2], c_registers, 2 if c_type == "f16" else 1, 7)
