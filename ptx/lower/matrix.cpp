@@ -252,46 +252,58 @@ Value* truncate_to_single(FunctionLowering& lowering, Value* exact) {
   return builder.CreateSelect(builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(builder.getDoubleTy(), 0x1p128)), infinity, truncated);
 }
 
+// The terms' sum as a tensor core forms it: every term truncated toward zero to a multiple of
+// 2^(E - 25), where E is the largest exponent among the nonzero terms (exponents as the fields give
+// them, so a product's is the sum of its inputs'), and the truncated terms added exactly.
+Value* aligned_sum(FunctionLowering& lowering, std::span<const Term> terms) {
+  auto& builder = lowering.builder();
+  Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
+  Value* largest = builder.getInt32(no_exponent);
+  for (const Term& term : terms) {
+    Value* exponent = builder.CreateSelect(builder.CreateFCmpOEQ(term.value, zero), builder.getInt32(no_exponent), term.exponent);
+    largest = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, largest, exponent);
+  }
+  largest = builder.CreateSelect(builder.CreateICmpEQ(largest, builder.getInt32(no_exponent)), builder.getInt32(0), largest);
+  Value* scale = power_of_two(lowering, builder.CreateSub(builder.getInt32(alignment_bits), largest));
+  Value* sum = zero;
+  for (const Term& term : terms)
+    sum = builder.CreateFAdd(sum, builder.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, builder.CreateFMul(term.value, scale)));
+  return builder.CreateFMul(sum, power_of_two(lowering, builder.CreateSub(largest, builder.getInt32(alignment_bits))));
+}
+
 // D = C + Σ A·B for one element as Hopper's tensor cores compute it; fitted to the H200
-// recordings of tests/conformance (matrix/mma_*). The products are exact; every term is truncated
-// toward zero to a multiple of 2^(E - 25), where E is the largest exponent among the nonzero
-// terms (exponents as the fields give them, so a product's is the sum of its inputs'), and the
-// truncated terms are added exactly. With .f16/.bf16/.tf32 inputs C is one of the terms, and the
-// sum is truncated toward zero to an .f32 accumulator but rounded to nearest for an .f16 one.
-// With FP8 inputs C is not: the products' sum is truncated toward zero to .f32 and then added to
-// C, rounding to nearest (.f16 accumulators round that .f32 sum to nearest again; this matches
-// about 86% of the recorded .f16 results, and FP8 sums whose products span more than about 2^18
-// also differ now and then in the last .f32 bit). A result that comes to zero is +0 unless every
-// term was zero (then IEEE's signed zero); NaNs and infinities among the inputs give what IEEE
-// addition of the exact products would, with NaN as the canonical 0x7FFFFFFF (0x7FFF).
+// recordings of tests/conformance (matrix/mma_*) and to targeted FP8 probes of single, cancelling
+// and tiny products at every k. With .f16/.bf16/.tf32 inputs C is one of the terms of one
+// aligned sum (see aligned_sum), truncated toward zero to an .f32 accumulator but rounded to
+// nearest for an .f16 one. FP8 inputs take two passes: the products of k mod 4 = 0, 1 form an
+// aligned sum truncated toward zero to .f32; that partial sum joins the products of k mod 4 = 2, 3
+// as a term of a second aligned sum, again truncated to .f32; C is then added, rounding to nearest
+// (.f16 accumulators round that .f32 sum to nearest again; this matches about 86% of the recorded
+// .f16 results). A result that comes to zero is +0 unless every term was zero (then IEEE's
+// signed zero); NaNs and infinities among the inputs give what IEEE addition of the exact
+// products would, with NaN as the canonical 0x7FFFFFFF (0x7FFF).
 Value* tensor_core_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
                        Element a_type, Element b_type, Element accumulator) {
   auto& builder = lowering.builder();
   bool separate_accumulator = is_eight_bit_float(a_type);
   Term accumulated = decode(lowering, c, accumulator);
-  std::vector<Term> terms;
-  if (!separate_accumulator) terms.push_back(accumulated);
   Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
   Value* naive = builder.CreateFAdd(llvm::ConstantFP::getNegativeZero(builder.getDoubleTy()), accumulated.value);
+  Value* all_zero = builder.CreateFCmpOEQ(accumulated.value, zero);
+  std::vector<Term> terms, second_pass;
+  if (!separate_accumulator) terms.push_back(accumulated);
   for (size_t index = 0; index < a.size(); ++index) {
     Term left = decode(lowering, a[index], a_type), right = decode(lowering, b[index], b_type);
-    terms.push_back({builder.CreateFMul(left.value, right.value), builder.CreateAdd(left.exponent, right.exponent)});
-    naive = builder.CreateFAdd(naive, terms.back().value);
+    Term product{builder.CreateFMul(left.value, right.value), builder.CreateAdd(left.exponent, right.exponent)};
+    (separate_accumulator && index % 4 >= 2 ? second_pass : terms).push_back(product);
+    naive = builder.CreateFAdd(naive, product.value);
+    all_zero = builder.CreateAnd(all_zero, builder.CreateFCmpOEQ(product.value, zero));
   }
-  Value* largest = builder.getInt32(no_exponent);
-  Value* all_zero = builder.CreateFCmpOEQ(accumulated.value, zero);
-  for (const Term& term : terms) {
-    Value* exponent = builder.CreateSelect(builder.CreateFCmpOEQ(term.value, zero), builder.getInt32(no_exponent), term.exponent);
-    largest = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, largest, exponent);
+  Value* exact = aligned_sum(lowering, terms);
+  if (separate_accumulator) {
+    second_pass.push_back(decode(lowering, truncate_to_single(lowering, exact), Element::f32));
+    exact = aligned_sum(lowering, second_pass);
   }
-  Value* no_terms = builder.CreateICmpEQ(largest, builder.getInt32(no_exponent));
-  all_zero = builder.CreateAnd(all_zero, no_terms);
-  largest = builder.CreateSelect(no_terms, builder.getInt32(0), largest);
-  Value* scale = power_of_two(lowering, builder.CreateSub(builder.getInt32(alignment_bits), largest));
-  Value* sum = zero;
-  for (const Term& term : terms)
-    sum = builder.CreateFAdd(sum, builder.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, builder.CreateFMul(term.value, scale)));
-  Value* exact = builder.CreateFMul(sum, power_of_two(lowering, builder.CreateSub(largest, builder.getInt32(alignment_bits))));
   bool single = accumulator == Element::f32;
   llvm::Type* format = single ? builder.getFloatTy() : builder.getHalfTy();
   llvm::IntegerType* bits_type = builder.getIntNTy(single ? 32 : 16);
