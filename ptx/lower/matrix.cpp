@@ -142,6 +142,24 @@ Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, Value*
   return builder.CreateGEP(array->getAllocatedType(), array, {builder.getInt32(0), index});
 }
 
+// The k elements of row `row` of A (m × k, row-major) and of column `column` of B (k × n,
+// row-major) that one element of D is the dot product of.
+struct DotOperands {
+  std::vector<Value*> a, b;
+};
+DotOperands dot_operands(FunctionLowering& lowering, llvm::AllocaInst* a_matrix, llvm::AllocaInst* b_matrix, llvm::Type* type, Value* row,
+                         Value* column, uint32_t k, uint32_t n) {
+  auto& builder = lowering.builder();
+  DotOperands operands;
+  for (uint32_t step = 0; step < k; ++step) {
+    Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(k)), builder.getInt32(step));
+    Value* b_index = builder.CreateAdd(builder.getInt32(step * n), column);
+    operands.a.push_back(builder.CreateLoad(type, array_element(lowering, a_matrix, a_index)));
+    operands.b.push_back(builder.CreateLoad(type, array_element(lowering, b_matrix, b_index)));
+  }
+  return operands;
+}
+
 // Copies every lane's fragment, the elements of `bits` bits packed in `registers`, into a
 // rows × columns matrix (row-major) at the places `layout` names.
 llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
@@ -424,13 +442,7 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   for (uint32_t index = 0; index < form->accumulators; ++index) {
     Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
     Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
-    std::vector<Value*> a, b;
-    for (uint32_t step = 0; step < form->k; ++step) {
-      Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(form->k)), builder.getInt32(step));
-      Value* b_index = builder.CreateAdd(builder.getInt32(step * form->n), column);
-      a.push_back(builder.CreateLoad(input_type, array_element(lowering, a_matrix, a_index)));
-      b.push_back(builder.CreateLoad(input_type, array_element(lowering, b_matrix, b_index)));
-    }
+    auto [a, b] = dot_operands(lowering, a_matrix, b_matrix, input_type, row, column, form->k, form->n);
     Value* c_register = c_registers[index / per_accumulator_register];
     Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
                                    builder.getIntNTy(accumulator_bits));
@@ -633,13 +645,7 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
   std::vector<Value*> results;
   for (uint32_t index = 0; index < c_matrix.per_lane(); ++index) {
     auto [row, column] = element_position(lowering, c_matrix, index);
-    std::vector<Value*> a, b;
-    for (uint32_t step = 0; step < shape->k; ++step) {
-      Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(shape->k)), builder.getInt32(step));
-      Value* b_index = builder.CreateAdd(builder.getInt32(step * shape->n), column);
-      a.push_back(builder.CreateLoad(input_type, array_element(lowering, a_all, a_index)));
-      b.push_back(builder.CreateLoad(input_type, array_element(lowering, b_all, b_index)));
-    }
+    auto [a, b] = dot_operands(lowering, a_all, b_all, input_type, row, column, shape->k, shape->n);
     switch (input) {
       case Element::f64: results.push_back(double_dot(lowering, a, b, c[index])); break;
       case Element::s8: case Element::u8:
