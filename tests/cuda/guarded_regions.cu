@@ -1,7 +1,8 @@
 // Code between two barriers that only some threads run, chosen by threadIdx.x against a
 // constant: below it, from it on, beyond the block's width, in a two-dimensional block, with
-// the other threads doing something else, and with values that live across the barrier.
-// Expected values are computed here thread by thread.
+// the other threads doing something else, and with values that live across the barrier; and
+// guards that send the other threads to a barrier while the chosen ones reach a shuffle, or
+// out of the kernel. Expected values are computed here thread by thread.
 #include "check.h"
 
 #include <vector>
@@ -53,6 +54,47 @@ __global__ void guarded(const unsigned* in, unsigned* out) {
   mine[5] = staged[local] + kept;
 }
 
+constexpr unsigned kExitThreads = 128;
+
+__global__ void guarded_exits(const unsigned* in, unsigned* out) {
+  __shared__ unsigned staged[kExitThreads];
+  __shared__ unsigned shuffled[32];
+  const unsigned x = threadIdx.x;
+  const unsigned global = blockIdx.x * kExitThreads + x;
+  staged[x] = in[global];
+  __syncthreads();
+  if (x < 32) shuffled[x] = __shfl_down_sync(0xffffffffu, staged[x], 3);  // the others wait at the barrier
+  __syncthreads();
+  const unsigned first = shuffled[x % 32] + staged[(x + 1) % kExitThreads];
+  __syncthreads();
+  out[2 * global] = first;
+  if (x >= 64) return;  // the upper half finishes
+  staged[x] += staged[x + 64];
+  __syncthreads();
+  if (x < 16) return;  // and the lowest 16, after the barrier
+  unsigned value = staged[x] + staged[x - 16];
+  value += __shfl_down_sync(0xffffffffu, value, 8);  // a full mask over exited lanes, as the H200 allows
+  out[2 * global + 1] = value;
+}
+
+// The expected outputs of guarded_exits, two per thread (0 where the thread writes none).
+std::vector<unsigned> expected_exits(const std::vector<unsigned>& in, int blocks) {
+  std::vector<unsigned> expected(in.size() * 2, 0);
+  for (int block = 0; block < blocks; ++block) {
+    const unsigned* values = in.data() + block * kExitThreads;
+    unsigned* results = expected.data() + 2 * block * kExitThreads;
+    std::vector<unsigned> summed(64), partial(64);
+    for (unsigned x = 0; x < kExitThreads; ++x) {
+      const unsigned lane = x % 32;
+      results[2 * x] = values[lane + 3 <= 31 ? lane + 3 : lane] + values[(x + 1) % kExitThreads];
+    }
+    for (unsigned x = 0; x < 64; ++x) summed[x] = values[x] + values[x + 64];
+    for (unsigned x = 16; x < 64; ++x) partial[x] = summed[x] + summed[x - 16];
+    for (unsigned x = 16; x < 64; ++x) results[2 * x + 1] = partial[x] + (x % 32 + 8 <= 31 ? partial[x + 8] : partial[x]);
+  }
+  return expected;
+}
+
 int main() {
   const int n = kThreads * kBlocks;
   std::vector<unsigned> in(n), out(n * kResults, 0);
@@ -85,6 +127,21 @@ int main() {
       if (++failures <= 10)
         std::fprintf(stderr, "thread %d result %d: got %u, expected %u\n", global, result, out[global * kResults + result],
                      expected[result]);
+    }
+  }
+  {
+    const int exit_threads = kExitThreads * kBlocks;
+    std::vector<unsigned> exit_out(2 * exit_threads);
+    CHECK(cudaMemset(d_out, 0, exit_out.size() * sizeof(unsigned)));
+    guarded_exits<<<kBlocks, kExitThreads>>>(d_in, d_out);
+    CHECK_LAUNCH();
+    CHECK(cudaMemcpy(exit_out.data(), d_out, exit_out.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    const std::vector<unsigned> expected = expected_exits(std::vector<unsigned>(in.begin(), in.begin() + exit_threads), kBlocks);
+    for (size_t index = 0; index < expected.size(); ++index) {
+      if (exit_out[index] == expected[index]) continue;
+      if (++failures <= 10)
+        std::fprintf(stderr, "guarded_exits thread %zu result %zu: got %u, expected %u\n", index / 2, index % 2, exit_out[index],
+                     expected[index]);
     }
   }
   CHECK(cudaFree(d_in));

@@ -1,7 +1,6 @@
 #include "target/host/barrier_regions.h"
 
 #include <algorithm>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -239,10 +238,16 @@ bool without_effect(const llvm::Instruction& instruction) {
   return !instruction.mayHaveSideEffects() && !llvm::isa<llvm::PHINode>(instruction);
 }
 
-// The %tid.x for which a region starting at `start` with one way out does any work: the range
-// where its first branch, on %tid.x against a constant, does not go straight to the way out.
-// Runs on the finished resumable function, where a value kept across the cut is a store.
-std::optional<std::pair<uint32_t, uint32_t>> working_threads(const llvm::BasicBlock& start) {
+// Where a region starting at `start` does any work: the %tid.x range where its first branch, on
+// %tid.x against a constant, does not go straight, with no effect, to a way out, and the resume
+// point (or thread_finished) the other threads reach there. Runs on the finished resumable
+// function, where a value kept across the cut is a store.
+struct WorkingThreads {
+  uint32_t from, to;
+  uint32_t skipped_exit;
+};
+
+std::optional<WorkingThreads> working_threads(const llvm::BasicBlock& start) {
   if (!std::all_of(start.begin(), std::prev(start.end()), without_effect)) return std::nullopt;
   const auto* branch = llvm::dyn_cast<llvm::BranchInst>(start.getTerminator());
   if (branch == nullptr || !branch->isConditional()) return std::nullopt;
@@ -260,15 +265,16 @@ std::optional<std::pair<uint32_t, uint32_t>> working_threads(const llvm::BasicBl
   if (bound == nullptr || call == nullptr || call->getCalledFunction() == nullptr ||
       call->getCalledFunction()->getName() != intrinsics::special_register("tid", "x") || bound->getValue().getActiveBits() > 31)
     return std::nullopt;
-  // A thread that skips goes through blocks that do nothing to the block that ends the region.
-  auto skips = [](const llvm::BasicBlock* block) {
+  // A thread that skips goes through blocks that do nothing to a return, which says where.
+  auto skips = [](const llvm::BasicBlock* block) -> std::optional<uint32_t> {
     for (int steps = 0; steps < 4; ++steps) {
-      if (!std::all_of(block->begin(), std::prev(block->end()), without_effect)) return false;
-      if (llvm::isa<llvm::ReturnInst>(block->getTerminator())) return true;
+      if (!std::all_of(block->begin(), std::prev(block->end()), without_effect)) return std::nullopt;
+      if (const auto* ret = llvm::dyn_cast<llvm::ReturnInst>(block->getTerminator()))
+        return static_cast<uint32_t>(llvm::cast<llvm::ConstantInt>(ret->getReturnValue())->getZExtValue());
       block = block->getSingleSuccessor();
-      if (block == nullptr) return false;
+      if (block == nullptr) return std::nullopt;
     }
-    return false;
+    return std::nullopt;
   };
   // %tid.x is below 1024: the comparison holds on [below, above) of 0..2^31.
   const auto constant = static_cast<uint32_t>(bound->getZExtValue());
@@ -280,9 +286,10 @@ std::optional<std::pair<uint32_t, uint32_t>> working_threads(const llvm::BasicBl
     case llvm::CmpInst::ICMP_UGE: case llvm::CmpInst::ICMP_SGE: below = constant; above = UINT32_MAX; break;
     default: return std::nullopt;
   }
-  if (skips(branch->getSuccessor(1))) return std::pair{below, above};  // works where the comparison holds
-  if (!skips(branch->getSuccessor(0))) return std::nullopt;
-  return below == 0 ? std::pair{above, UINT32_MAX} : std::pair{0u, below};
+  if (auto exit = skips(branch->getSuccessor(1))) return WorkingThreads{below, above, *exit};  // works where the comparison holds
+  auto exit = skips(branch->getSuccessor(0));
+  if (!exit) return std::nullopt;
+  return below == 0 ? WorkingThreads{above, UINT32_MAX, *exit} : WorkingThreads{0, below, *exit};
 }
 
 // Special registers (but the clocks, %globaltimer among them), the shared window and kernel
@@ -509,9 +516,13 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
   std::unordered_map<uint32_t, const llvm::BasicBlock*> starts{
       {0, llvm::cast<llvm::SwitchInst>(resumable->getEntryBlock().getTerminator())->getDefaultDest()}};
   starts.insert(resume_points.begin(), resume_points.end());
-  for (Region& region : result.regions)
-    if (region.exit == RegionExit::single)
-      if (auto working = working_threads(*starts.at(region.resume_point))) std::tie(region.working_from, region.working_to) = *working;
+  for (Region& region : result.regions) {
+    if (auto working = working_threads(*starts.at(region.resume_point))) {
+      region.working_from = working->from;
+      region.working_to = working->to;
+      region.skipped_exit = working->skipped_exit;
+    }
+  }
   return result;
 }
 

@@ -56,11 +56,12 @@ struct Region {
   // Whether the region may start with some of the block's threads finished: it follows,
   // directly or through other regions, one after which each thread may finish or go on.
   bool after_partings = false;
-  // With RegionExit::single: the threads whose %tid.x lies outside [working_from, working_to)
-  // do nothing in the region but reach its exit (`if (threadIdx.x < stride) ...;
-  // __syncthreads()`), so a loop over the threads may leave them out.
+  // The threads whose %tid.x lies outside [working_from, working_to) do nothing in the region
+  // but reach resume point `skipped_exit` (`if (threadIdx.x < stride) ...; __syncthreads()`,
+  // or `if (threadIdx.x >= 32) return;`), so a loop over the threads may leave them out.
   uint32_t working_from = 0;
   uint32_t working_to = UINT32_MAX;
+  uint32_t skipped_exit = 0;
 };
 
 struct ResumableKernel {

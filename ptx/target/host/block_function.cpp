@@ -245,6 +245,11 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     if (region.working_from != 0)
       from = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, from != nullptr ? from : zero, builder.getInt32(region.working_from));
     if (region.working_to != UINT32_MAX) to = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, to, builder.getInt32(region.working_to));
+    // Where the threads the loop leaves out stand, for the reading of where all stand after it.
+    if (region.exit != RegionExit::single && (region.working_from != 0 || region.working_to != UINT32_MAX))
+      emit_thread_loops(builder, {thread_count, builder.getInt32(1), builder.getInt32(1)}, nullptr, [&](const std::array<Value*, 3>& index) {
+        builder.CreateStore(builder.getInt32(region.skipped_exit), builder.CreateGEP(i32, states, index[0]));
+      });
     std::array<Value*, 3> range{to, extent[1], extent[2]};
     emit_thread_loops(
         builder, range, &accesses,
