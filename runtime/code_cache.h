@@ -23,7 +23,7 @@ namespace xcuda::runtime {
 
 // Part of every key. Bump it whenever ptx::compile may produce different code for the same
 // input, so that no process runs machine code from an older compiler.
-inline constexpr uint32_t compiler_version = 19;
+inline constexpr uint32_t compiler_version = 20;
 
 struct CacheUsage {
   uint64_t bytes = 0;

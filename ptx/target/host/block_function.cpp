@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -10,6 +11,7 @@
 #include "host_abi.h"
 #include "lower/intrinsics.h"
 #include "target/host/barrier_regions.h"
+#include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
 #include "target/host/warp_exchange.h"
@@ -49,37 +51,84 @@ class ThreadLoopAccesses {
 
 // Emits `for z < depth, for y < height, for x_begin <= x < width: body(x, y, z)` at the
 // builder's position and leaves the builder after the loops. With `accesses`, the x loop is
-// parallel over them.
+// parallel over them. With a `rotation`, x runs from x_begin + rotation (at most the width) to
+// the width and then from x_begin on, in two loops with the body in each.
 void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent, const ThreadLoopAccesses* accesses,
-                       const std::function<void(const std::array<Value*, 3>&)>& body, Value* x_begin = nullptr) {
+                       const std::function<void(const std::array<Value*, 3>&)>& body, Value* x_begin = nullptr,
+                       Value* rotation = nullptr) {
   llvm::Function* function = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = function->getContext();
-  std::array<Value*, 3> index{};
-  std::array<llvm::PHINode*, 3> counters{};
-  std::array<llvm::BasicBlock*, 3> headers{};
-  std::array<llvm::BasicBlock*, 3> exits{};
-  static constexpr const char* names[] = {"x", "y", "z"};
-  for (int axis = 2; axis >= 0; --axis) {
+  struct Loop {
+    llvm::PHINode* counter;
+    llvm::BasicBlock* header;
+    llvm::BasicBlock* exit;
+  };
+  auto open = [&](const char* name, Value* begin, Value* end) {
     llvm::BasicBlock* before = builder.GetInsertBlock();
-    headers[axis] = llvm::BasicBlock::Create(context, std::string("loop.") + names[axis], function);
-    auto* loop_body = llvm::BasicBlock::Create(context, std::string("body.") + names[axis], function);
-    exits[axis] = llvm::BasicBlock::Create(context, std::string("done.") + names[axis], function);
-    builder.CreateBr(headers[axis]);
-    builder.SetInsertPoint(headers[axis]);
-    counters[axis] = builder.CreatePHI(builder.getInt32Ty(), 2, names[axis]);
-    counters[axis]->addIncoming(axis == 0 && x_begin != nullptr ? x_begin : builder.getInt32(0), before);
-    builder.CreateCondBr(builder.CreateICmpULT(counters[axis], extent[axis]), loop_body, exits[axis]);
+    Loop loop{nullptr, llvm::BasicBlock::Create(context, std::string("loop.") + name, function),
+              llvm::BasicBlock::Create(context, std::string("done.") + name, function)};
+    auto* loop_body = llvm::BasicBlock::Create(context, std::string("body.") + name, function);
+    builder.CreateBr(loop.header);
+    builder.SetInsertPoint(loop.header);
+    loop.counter = builder.CreatePHI(builder.getInt32Ty(), 2, name);
+    loop.counter->addIncoming(begin, before);
+    builder.CreateCondBr(builder.CreateICmpULT(loop.counter, end), loop_body, loop.exit);
     builder.SetInsertPoint(loop_body);
-    index[axis] = counters[axis];
+    return loop;
+  };
+  auto close = [&](const Loop& loop, bool parallel) {
+    loop.counter->addIncoming(builder.CreateAdd(loop.counter, builder.getInt32(1), "", /*HasNUW=*/true), builder.GetInsertBlock());
+    llvm::BranchInst* back_edge = builder.CreateBr(loop.header);
+    if (parallel && accesses != nullptr) back_edge->setMetadata(llvm::LLVMContext::MD_loop, accesses->loop_id(context));
+    builder.SetInsertPoint(loop.exit);
+  };
+  Value* zero = builder.getInt32(0);
+  Value* begin = x_begin != nullptr ? x_begin : zero;
+  Loop z = open("z", zero, extent[2]);
+  Loop y = open("y", zero, extent[1]);
+  auto x_loop = [&](Value* from, Value* to) {
+    Loop x = open("x", from, to);
+    body({x.counter, y.counter, z.counter});
+    close(x, true);
+  };
+  if (rotation == nullptr) {
+    x_loop(begin, extent[0]);
+  } else {
+    Value* split = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateAdd(begin, rotation), extent[0]);
+    x_loop(split, extent[0]);
+    x_loop(begin, split);
   }
-  body(index);
-  for (int axis = 0; axis < 3; ++axis) {
-    Value* next = builder.CreateAdd(counters[axis], builder.getInt32(1), "", /*HasNUW=*/true);
-    counters[axis]->addIncoming(next, builder.GetInsertBlock());
-    llvm::BranchInst* back_edge = builder.CreateBr(headers[axis]);
-    if (axis == 0 && accesses != nullptr) back_edge->setMetadata(llvm::LLVMContext::MD_loop, accesses->loop_id(context));
-    builder.SetInsertPoint(exits[axis]);
+  close(y, false);
+  close(z, false);
+}
+
+// Global atomics of two workers that run the same code at the same time meet on the same
+// cache lines, which then travel between the cores with every operation: a histogram's blocks
+// each add their bins to the same global ones. Threads of a region may run in any order, so
+// worker w of W starts its loops over threads w/W of the way along, on a warp boundary; the
+// workers then work on different lines. For kernels with global atomics; 0 for the others.
+Value* thread_order_rotation(llvm::IRBuilder<>& builder, Value* frame, Value* width, bool global_atomics) {
+  if (!global_atomics) return nullptr;
+  auto field = [&](uint64_t offset) { return builder.CreateLoad(builder.getInt32Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offset)); };
+  Value* worker = field(offsetof(host_abi::BlockFrame, sm_index));
+  Value* workers = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, field(offsetof(host_abi::BlockFrame, sm_count)), builder.getInt32(1));
+  Value* share = builder.CreateUDiv(builder.CreateMul(builder.CreateURem(worker, workers), width), workers);
+  return builder.CreateAnd(share, ~31u);
+}
+
+// Whether `function`, or one it calls, has an atomic operation on global memory.
+bool has_global_atomics(const llvm::Function& function, std::unordered_set<const llvm::Function*>& seen) {
+  if (!seen.insert(&function).second) return false;
+  for (const llvm::BasicBlock& block : function) {
+    for (const llvm::Instruction& instruction : block) {
+      if ((llvm::isa<llvm::AtomicRMWInst>(instruction) || llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) && !is_block_local(instruction))
+        return true;
+      if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
+        if (const llvm::Function* callee = call->getCalledFunction(); callee != nullptr && !callee->isDeclaration() && has_global_atomics(*callee, seen))
+          return true;
+    }
   }
+  return false;
 }
 
 // Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
@@ -96,7 +145,8 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
 // barrier.
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
-                          Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
+                          Value* thread, Value* parameters, Value* rotation,
+                          const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
   ThreadLoopAccesses accesses(context);
@@ -261,7 +311,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
           // which read the records, start only after a region whose threads may part.
           if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
         },
-        from);
+        from, rotation);
     switch (region.exit) {
       case RegionExit::single:
         go_to_region(builder.getInt32(region.next), mixed);
@@ -366,6 +416,8 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   block->addDereferenceableParamAttr(1, sizeof(host_abi::BlockFrame));
   block->addParamAttr(1, llvm::Attribute::getWithAlignment(context, llvm::Align(alignof(host_abi::BlockFrame))));
 
+  std::unordered_set<const llvm::Function*> seen;
+  const bool global_atomics = has_global_atomics(kernel, seen);
   std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
@@ -375,6 +427,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   std::array<Value*, 3> extent{};
   for (uint32_t axis = 0; axis < 3; ++axis)
     extent[axis] = load_block_dimension(builder, frame, axis);
+  Value* rotation = thread_order_rotation(builder, frame, extent[0], global_atomics);
   auto enter_thread = [&](const std::array<Value*, 3>& index) {
     for (uint32_t axis = 0; axis < 3; ++axis)
       builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_index_offset + 4 * axis));
@@ -385,9 +438,9 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
       enter_thread(index);
       accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
-    });
+    }, nullptr, rotation);
   } else {
-    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread);
+    run_region_by_region(builder, *resumable, extent, thread, parameters, rotation, enter_thread);
     kernel.eraseFromParent();
   }
   builder.CreateRetVoid();

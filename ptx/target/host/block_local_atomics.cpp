@@ -36,11 +36,13 @@ void mark_block_local_atomics(llvm::Module& module) {
           instruction.setMetadata(block_local, llvm::MDNode::get(module.getContext(), {}));
 }
 
+bool is_block_local(const llvm::Instruction& instruction) { return instruction.getMetadata(block_local) != nullptr; }
+
 llvm::PreservedAnalyses BlockLocalAtomics::run(llvm::Function& function, llvm::FunctionAnalysisManager&) {
   std::vector<llvm::Instruction*> marked;
   for (llvm::BasicBlock& block : function)
     for (llvm::Instruction& instruction : block)
-      if (instruction.getMetadata(block_local) != nullptr) marked.push_back(&instruction);
+      if (is_block_local(instruction)) marked.push_back(&instruction);
   for (llvm::Instruction* instruction : marked) {
     if (auto* operation = llvm::dyn_cast<llvm::AtomicRMWInst>(instruction)) llvm::lowerAtomicRMWInst(operation);
     else if (auto* exchange = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(instruction)) llvm::lowerAtomicCmpXchgInst(exchange);

@@ -11,6 +11,9 @@
 
 namespace xcuda::ptx::host {
 
+// Whether mark_block_local_atomics marked the atomic `instruction` as one on shared memory.
+bool is_block_local(const llvm::Instruction& instruction);
+
 struct BlockLocalAtomics : llvm::PassInfoMixin<BlockLocalAtomics> {
   llvm::PreservedAnalyses run(llvm::Function& function, llvm::FunctionAnalysisManager& analyses);
 };
