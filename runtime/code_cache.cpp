@@ -17,6 +17,7 @@
 
 #include "runtime/cache_format.h"
 #include "runtime/cache_hash.h"
+#include "runtime/compiler_fingerprint.h"
 #include "runtime/environment.h"
 #include "runtime/log.h"
 
@@ -75,7 +76,7 @@ std::string CodeCache::key(std::string_view ptx_text, const ptx::CompileOptions&
     material += std::to_string(part.size()) + ":";
     material += part;
   };
-  add("xcuda compiler " + std::to_string(compiler_version) + " llvm " LLVM_VERSION_STRING);
+  add(std::string("xcuda compiler ") + compiler_fingerprint + " llvm " LLVM_VERSION_STRING);
   add("target " + std::to_string(int(options.target)) + " " + target);
   if (options.target == ptx::Target::amdgpu)
     add(options.amdgpu_processor + " code object v" + std::to_string(options.code_object_version));

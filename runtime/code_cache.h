@@ -3,7 +3,8 @@
 //
 // One file per compiled unit (a kernel with the functions it calls, or a whole module), named by
 // the key: SHA-256 of the PTX text, the kernels the unit holds, the compile target (the host
-// CPU's name and features), the compiler's version and the options. Writers create a temporary
+// CPU's name and features), a fingerprint of the compiler's sources (so that no process runs
+// machine code an older compiler left there), LLVM's version and the options. Writers create a temporary
 // file in the cache directory and rename it over the entry, so readers in any process see a
 // whole entry or none. Entries carry a checksum; a damaged one is logged, ignored, and replaced
 // by the caller's fresh compile. When the directory grows past its limit, the entries used
@@ -20,10 +21,6 @@
 #include "ptx/compiler.h"
 
 namespace xcuda::runtime {
-
-// Part of every key. Bump it whenever ptx::compile may produce different code for the same
-// input, so that no process runs machine code from an older compiler.
-inline constexpr uint32_t compiler_version = 20;
 
 struct CacheUsage {
   uint64_t bytes = 0;
