@@ -52,7 +52,7 @@ class ThreadLoopAccesses {
 // Emits `for z < depth, for y < height, for x_begin <= x < width: body(x, y, z)` at the
 // builder's position and leaves the builder after the loops. With `accesses`, the x loop is
 // parallel over them. With a `rotation`, x runs from x_begin + rotation (at most the width) to
-// the width and then from x_begin on, in two loops with the body in each.
+// the width and then from x_begin on.
 void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent, const ThreadLoopAccesses* accesses,
                        const std::function<void(const std::array<Value*, 3>&)>& body, Value* x_begin = nullptr,
                        Value* rotation = nullptr) {
@@ -94,9 +94,12 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   if (rotation == nullptr) {
     x_loop(begin, extent[0]);
   } else {
+    // Two parts, [split, width) and then [x_begin, split), around one copy of the body.
     Value* split = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, builder.CreateAdd(begin, rotation), extent[0]);
-    x_loop(split, extent[0]);
-    x_loop(begin, split);
+    Loop part = open("part", zero, builder.getInt32(2));
+    Value* first = builder.CreateICmpEQ(part.counter, zero);
+    x_loop(builder.CreateSelect(first, split, begin), builder.CreateSelect(first, extent[0], split));
+    close(part, false);
   }
   close(y, false);
   close(z, false);
