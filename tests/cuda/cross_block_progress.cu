@@ -1,8 +1,9 @@
 // Blocks that wait for other blocks of the same grid, which CUDA allows as long as the block
 // waited for was started first: a decoupled look-back inclusive scan (each tile takes its index
 // from an atomic counter, publishes its aggregate, then looks back at its predecessors' status
-// words until it finds an inclusive prefix), and a spin lock taken by every block in turn to
-// update a counter no atomic protects.
+// words until it finds an inclusive prefix), a spin lock taken by every block in turn to
+// update a counter no atomic protects, and threads of a block that take turns through a ticket,
+// each waiting for the one before it (which CUDA allows from sm_70 on).
 #include "check.h"
 
 #include <vector>
@@ -67,6 +68,16 @@ __global__ void locked_increments(int* lock, volatile int* counter, int* order) 
   }
 }
 
+constexpr int kTurnBlocks = 64;
+constexpr int kTurnThreads = 64;
+
+__global__ void take_turns(unsigned* tickets, unsigned* turns) {
+  unsigned* ticket = tickets + blockIdx.x;
+  while (atomicAdd(ticket, 0u) != threadIdx.x) {
+  }
+  turns[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(ticket, 1u);
+}
+
 int main() {
   const int n = kTiles * kThreads;
   std::vector<unsigned> in(n), out(n);
@@ -111,6 +122,23 @@ int main() {
   for (int b = 0; b < kLockBlocks; ++b)
     if (per_block[b] != kLockRounds)
       FAIL("spin lock: block %d incremented %d times, want %d", b, per_block[b], kLockRounds);
+  unsigned *d_tickets = nullptr, *d_turns = nullptr;
+  CHECK(cudaMalloc(&d_tickets, kTurnBlocks * sizeof(unsigned)));
+  CHECK(cudaMalloc(&d_turns, kTurnBlocks * kTurnThreads * sizeof(unsigned)));
+  CHECK(cudaMemset(d_tickets, 0, kTurnBlocks * sizeof(unsigned)));
+  take_turns<<<kTurnBlocks, kTurnThreads>>>(d_tickets, d_turns);
+  CHECK_LAUNCH();
+  std::vector<unsigned> tickets(kTurnBlocks), turns(kTurnBlocks * kTurnThreads);
+  CHECK(cudaMemcpy(tickets.data(), d_tickets, tickets.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(turns.data(), d_turns, turns.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kTurnBlocks; ++b) {
+    if (tickets[b] != kTurnThreads) FAIL("turns: block %d ticket %u, want %d", b, tickets[b], kTurnThreads);
+    for (int t = 0; t < kTurnThreads; ++t)
+      if (turns[b * kTurnThreads + t] != static_cast<unsigned>(t))
+        FAIL("turns: block %d thread %d took turn %u", b, t, turns[b * kTurnThreads + t]);
+  }
+  CHECK(cudaFree(d_tickets));
+  CHECK(cudaFree(d_turns));
   CHECK(cudaFree(d_in));
   CHECK(cudaFree(d_out));
   CHECK(cudaFree(d_status));
@@ -118,7 +146,7 @@ int main() {
   CHECK(cudaFree(d_lock));
   CHECK(cudaFree(d_counter));
   CHECK(cudaFree(d_order));
-  std::printf("cross_block_progress: look-back scan of %d tiles and %d locked increments match\n",
-              kTiles, increments);
+  std::printf("cross_block_progress: look-back scan of %d tiles, %d locked increments and %d blocks of turns match\n",
+              kTiles, increments, kTurnBlocks);
   return 0;
 }

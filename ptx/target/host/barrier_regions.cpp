@@ -13,6 +13,7 @@
 
 #include "lower/intrinsics.h"
 #include "target/host/thread_context.h"
+#include "target/host/thread_order.h"
 #include "target/host/thread_uniformity.h"
 #include "target/host/warp_exchange.h"
 
@@ -143,6 +144,16 @@ void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t
   for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
 }
 
+// The blocks of the resumable function a thread may run from `start` until it returns: a region.
+std::vector<const llvm::BasicBlock*> region_blocks(const llvm::BasicBlock* start) {
+  std::vector<const llvm::BasicBlock*> blocks{start};
+  std::unordered_set<const llvm::BasicBlock*> seen{start};
+  for (size_t next = 0; next < blocks.size(); ++next)
+    for (const llvm::BasicBlock* successor : llvm::successors(blocks[next]))
+      if (seen.insert(successor).second) blocks.push_back(successor);
+  return blocks;
+}
+
 // What a block of the resumable function can reach: no way out (a trap), one resume point (or
 // thread_finished), or several.
 struct ReachableExits {
@@ -193,16 +204,10 @@ std::vector<Region> classify_regions(llvm::Function& function, const std::vector
     // A region's threads part ways only at a terminator that may diverge; if every such one
     // leads to a single exit, they meet there again.
     bool parts = false;
-    std::unordered_set<const llvm::BasicBlock*> seen{start};
-    std::vector<const llvm::BasicBlock*> walk{start};
-    while (!walk.empty()) {
-      const llvm::BasicBlock* block = walk.back();
-      walk.pop_back();
+    for (const llvm::BasicBlock* block : region_blocks(start)) {
       if (exits[block].kind == ReachableExits::Kind::single && llvm::isa<llvm::ReturnInst>(block->getTerminator()))
         following[index].push_back(exits[block].exit);
       parts = parts || (uniformity.may_diverge(*block->getTerminator()) && exits[block].kind == ReachableExits::Kind::several);
-      for (const llvm::BasicBlock* successor : llvm::successors(block))
-        if (seen.insert(successor).second) walk.push_back(successor);
     }
     const ReachableExits& reached = exits[start];
     if (reached.kind == ReachableExits::Kind::single) regions.push_back({number, RegionExit::single, reached.exit});
@@ -522,6 +527,7 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
       region.working_to = working->to;
       region.skipped_exit = working->skipped_exit;
     }
+    region.rotates = may_rotate(region_blocks(starts.at(region.resume_point)));
   }
   return result;
 }

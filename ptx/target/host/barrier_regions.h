@@ -62,6 +62,9 @@ struct Region {
   uint32_t working_from = 0;
   uint32_t working_to = UINT32_MAX;
   uint32_t skipped_exit = 0;
+  // Whether the loop over the region's threads may start elsewhere than at the first thread
+  // (see thread_order.h).
+  bool rotates = false;
 };
 
 struct ResumableKernel {

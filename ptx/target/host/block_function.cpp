@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -11,9 +10,9 @@
 #include "host_abi.h"
 #include "lower/intrinsics.h"
 #include "target/host/barrier_regions.h"
-#include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
+#include "target/host/thread_order.h"
 #include "target/host/warp_exchange.h"
 
 namespace xcuda::ptx::host {
@@ -105,35 +104,6 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   close(z, false);
 }
 
-// Global atomics of two workers that run the same code at the same time meet on the same
-// cache lines, which then travel between the cores with every operation: a histogram's blocks
-// each add their bins to the same global ones. Threads of a region may run in any order, so
-// worker w of W starts its loops over threads w/W of the way along, on a warp boundary; the
-// workers then work on different lines. For kernels with global atomics; 0 for the others.
-Value* thread_order_rotation(llvm::IRBuilder<>& builder, Value* frame, Value* width, bool global_atomics) {
-  if (!global_atomics) return nullptr;
-  auto field = [&](uint64_t offset) { return builder.CreateLoad(builder.getInt32Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offset)); };
-  Value* worker = field(offsetof(host_abi::BlockFrame, sm_index));
-  Value* workers = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, field(offsetof(host_abi::BlockFrame, sm_count)), builder.getInt32(1));
-  Value* share = builder.CreateUDiv(builder.CreateMul(builder.CreateURem(worker, workers), width), workers);
-  return builder.CreateAnd(share, ~31u);
-}
-
-// Whether `function`, or one it calls, has an atomic operation on global memory.
-bool has_global_atomics(const llvm::Function& function, std::unordered_set<const llvm::Function*>& seen) {
-  if (!seen.insert(&function).second) return false;
-  for (const llvm::BasicBlock& block : function) {
-    for (const llvm::Instruction& instruction : block) {
-      if ((llvm::isa<llvm::AtomicRMWInst>(instruction) || llvm::isa<llvm::AtomicCmpXchgInst>(instruction)) && !is_block_local(instruction))
-        return true;
-      if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
-        if (const llvm::Function* callee = call->getCalledFunction(); callee != nullptr && !callee->isDeclaration() && has_global_atomics(*callee, seen))
-          return true;
-    }
-  }
-  return false;
-}
-
 // Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
 // block that have not exited, so while all unfinished threads stand at the same resume point (no
 // warp has diverged), each such region runs as a loop over them with the region's code inlined
@@ -148,8 +118,7 @@ bool has_global_atomics(const llvm::Function& function, std::unordered_set<const
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
 // barrier.
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
-                          Value* thread, Value* parameters, Value* rotation,
-                          const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
+                          Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
   ThreadLoopAccesses accesses(context);
@@ -304,6 +273,8 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
         builder.CreateStore(builder.getInt32(region.skipped_exit), builder.CreateGEP(i32, states, index[0]));
       });
     std::array<Value*, 3> range{to, extent[1], extent[2]};
+    Value* frame = builder.CreateLoad(builder.getPtrTy(), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
+    Value* start_offset = region.rotates ? rotation(builder, frame, extent[0]) : nullptr;
     emit_thread_loops(
         builder, range, &accesses,
         [&](const std::array<Value*, 3>& index) {
@@ -314,7 +285,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
           // which read the records, start only after a region whose threads may part.
           if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
         },
-        from, rotation);
+        from, start_offset);
     switch (region.exit) {
       case RegionExit::single:
         go_to_region(builder.getInt32(region.next), mixed);
@@ -419,8 +390,9 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   block->addDereferenceableParamAttr(1, sizeof(host_abi::BlockFrame));
   block->addParamAttr(1, llvm::Attribute::getWithAlignment(context, llvm::Align(alignof(host_abi::BlockFrame))));
 
-  std::unordered_set<const llvm::Function*> seen;
-  const bool global_atomics = has_global_atomics(kernel, seen);
+  std::vector<const llvm::BasicBlock*> kernel_blocks;
+  for (const llvm::BasicBlock& kernel_block : kernel) kernel_blocks.push_back(&kernel_block);
+  const bool rotates = may_rotate(kernel_blocks);
   std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
@@ -430,7 +402,6 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   std::array<Value*, 3> extent{};
   for (uint32_t axis = 0; axis < 3; ++axis)
     extent[axis] = load_block_dimension(builder, frame, axis);
-  Value* rotation = thread_order_rotation(builder, frame, extent[0], global_atomics);
   auto enter_thread = [&](const std::array<Value*, 3>& index) {
     for (uint32_t axis = 0; axis < 3; ++axis)
       builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_index_offset + 4 * axis));
@@ -441,9 +412,9 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
       enter_thread(index);
       accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
-    }, nullptr, rotation);
+    }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr);
   } else {
-    run_region_by_region(builder, *resumable, extent, thread, parameters, rotation, enter_thread);
+    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread);
     kernel.eraseFromParent();
   }
   builder.CreateRetVoid();
