@@ -303,9 +303,10 @@ Value* aligned_sum(FunctionLowering& lowering, std::span<const Term> terms) {
 // aligned sum, which joins the products of k mod 4 = 2, 3 as a term of a second aligned sum; C
 // is added last, rounding to nearest. An .f32 accumulator truncates each pass toward zero to
 // .f32; an .f16 one rounds each to nearest .f16 (overflowing to infinity). This matches all
-// 184,878 .f16 and 365,520 of the 365,522 .f32 probe results (tests/device/fp8_mma_probe.cu). A result that comes to zero is +0 unless every term was zero
-// (then IEEE's signed zero); NaNs and infinities among the inputs give what IEEE addition of the
-// exact products would, with NaN as the canonical 0x7FFFFFFF (0x7FFF).
+// 184,878 .f16 and 365,520 of the 365,522 .f32 probe results (tests/device/fp8_mma_probe.cu).
+// A result that comes to zero is +0 unless every term was zero (then IEEE's signed zero); NaNs
+// and infinities among the inputs give what IEEE addition of the exact products would, with NaN
+// as the canonical 0x7FFFFFFF (0x7FFF).
 Value* tensor_core_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
                        Element a_type, Element b_type, Element accumulator) {
   auto& builder = lowering.builder();
