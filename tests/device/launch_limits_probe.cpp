@@ -7,18 +7,15 @@
 //   block 16x1x64: CUDA_SUCCESS
 #include <cuda.h>
 
+#include "primary_context.h"
+
 #include <cstdio>
 
 int main() {
   const char* ptx =
       ".version 8.0\n.target sm_90\n.address_size 64\n"
       ".visible .entry empty(.param .u64 data, .param .u32 n)\n{\n  ret;\n}\n";
-  cuInit(0);
-  CUdevice device;
-  CUcontext context;
-  cuDeviceGet(&device, 0);
-  cuDevicePrimaryCtxRetain(&context, device);
-  cuCtxSetCurrent(context);
+  make_primary_context_current();
   CUmodule module;
   CUfunction function;
   if (cuModuleLoadData(&module, ptx) != CUDA_SUCCESS || cuModuleGetFunction(&function, module, "empty") != CUDA_SUCCESS) return 1;

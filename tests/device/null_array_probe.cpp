@@ -2,16 +2,13 @@
 // tests/unit/api_memory_test.cpp expects the same from xcuda).
 #include <cuda.h>
 
+#include "primary_context.h"
+
 #include <cstdio>
 #include <vector>
 
 int main() {
-  cuInit(0);
-  CUdevice device;
-  CUcontext context;
-  cuDeviceGet(&device, 0);
-  cuDevicePrimaryCtxRetain(&context, device);
-  cuCtxSetCurrent(context);
+  make_primary_context_current();
   CUdeviceptr memory = 0;
   cuMemAlloc(&memory, 64);
   std::vector<unsigned char> host(256);
