@@ -273,8 +273,10 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
         builder.CreateStore(builder.getInt32(region.skipped_exit), builder.CreateGEP(i32, states, index[0]));
       });
     std::array<Value*, 3> range{to, extent[1], extent[2]};
-    Value* frame = builder.CreateLoad(builder.getPtrTy(), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
-    Value* start_offset = region.rotates ? rotation(builder, frame, extent[0]) : nullptr;
+    Value* start_offset = nullptr;
+    if (region.rotates)
+      start_offset = rotation(builder, builder.CreateLoad(builder.getPtrTy(), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset)),
+                              extent[0]);
     emit_thread_loops(
         builder, range, &accesses,
         [&](const std::array<Value*, 3>& index) {
