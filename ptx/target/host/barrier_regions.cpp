@@ -16,6 +16,7 @@
 #include "target/host/thread_order.h"
 #include "target/host/thread_uniformity.h"
 #include "target/host/warp_exchange.h"
+#include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::host {
 namespace {
@@ -495,7 +496,65 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
   return result;
 }
 
+
+// Whether a thread running the region of `blocks` from its first may come back to a block.
+bool has_cycle(const std::vector<const llvm::BasicBlock*>& blocks) {
+  enum class Visit { open, closed };
+  std::unordered_map<const llvm::BasicBlock*, Visit> visits;
+  std::vector<std::pair<const llvm::BasicBlock*, bool>> pending{{blocks.front(), false}};
+  while (!pending.empty()) {
+    auto [block, leaving] = pending.back();
+    pending.pop_back();
+    if (leaving) {
+      visits[block] = Visit::closed;
+      continue;
+    }
+    if (auto found = visits.find(block); found != visits.end()) {
+      if (found->second == Visit::open) return true;
+      continue;
+    }
+    visits[block] = Visit::open;
+    pending.emplace_back(block, true);
+    for (const llvm::BasicBlock* successor : llvm::successors(block)) {
+      if (auto found = visits.find(successor); found != visits.end() && found->second == Visit::open) return true;
+      pending.emplace_back(successor, false);
+    }
+  }
+  return false;
+}
+
+// The steps both ways of splitting share, once the kernel holds all its cut points itself.
+ResumableKernel split(llvm::Function& kernel, CutPoints cuts) {
+  promote_registers(kernel);
+  llvm::Function* resumable = make_resumable(kernel);
+  ThreadUniformity uniformity(*resumable);
+  auto resume_points = split_regions(*resumable, cuts);
+  add_dispatch(*resumable, resume_points);
+  ResumableKernel result;
+  result.function = resumable;
+  result.regions = classify_regions(*resumable, resume_points, uniformity);
+  std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
+  result.storage = move_allocas_to_thread_storage(*resumable, uniform);
+  for (Region& region : result.regions) {
+    const llvm::BasicBlock* start = region_start(*resumable, region.resume_point);
+    if (auto working = working_threads(*start)) {
+      region.working_from = working->from;
+      region.working_to = working->to;
+      region.skipped_exit = working->skipped_exit;
+    }
+    region.rotates = may_rotate(region_blocks(start));
+  }
+  return result;
+}
+
 }  // namespace
+
+const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t resume_point) {
+  const auto* dispatch = llvm::cast<llvm::SwitchInst>(resumable.getEntryBlock().getTerminator());
+  for (const auto& choice : dispatch->cases())
+    if (choice.getCaseValue()->getZExtValue() == resume_point) return choice.getCaseSuccessor();
+  return dispatch->getDefaultDest();
+}
 
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
                                                 DiagnosticSink& diagnostics) {
@@ -508,28 +567,29 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
                                                 "': a barrier or warp collective inside a recursive function is not supported yet");
     return std::nullopt;
   }
-  promote_registers(kernel);
-  llvm::Function* resumable = make_resumable(kernel);
-  ThreadUniformity uniformity(*resumable);
-  auto resume_points = split_regions(*resumable, cuts);
-  add_dispatch(*resumable, resume_points);
-  ResumableKernel result;
-  result.function = resumable;
-  result.regions = classify_regions(*resumable, resume_points, uniformity);
-  std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
-  result.storage = move_allocas_to_thread_storage(*resumable, uniform);
-  std::unordered_map<uint32_t, const llvm::BasicBlock*> starts{
-      {0, llvm::cast<llvm::SwitchInst>(resumable->getEntryBlock().getTerminator())->getDefaultDest()}};
-  starts.insert(resume_points.begin(), resume_points.end());
+  return split(kernel, cuts);
+}
+
+std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel) {
+  CutPoints cuts{kernel.getParent()->getFunction(intrinsics::barrier), kernel.getParent()->getFunction(intrinsics::warp_exchange)};
+  if (cuts.exchange == nullptr) return std::nullopt;
+  if (!BarrierReach(CutPoints{nullptr, cuts.exchange}).reaches(kernel)) return std::nullopt;
+  BarrierReach reach(cuts);
+  if (!inline_barrier_paths(kernel, reach) || !use_lane_exchanges(kernel)) return std::nullopt;
+  ResumableKernel result = split(kernel, CutPoints{cuts.barrier, nullptr});
+  // The vectoriser takes no loop with a loop inside; threads that part ways would need rounds,
+  // which run one thread at a time.
+  bool whole = true;
   for (Region& region : result.regions) {
-    if (auto working = working_threads(*starts.at(region.resume_point))) {
-      region.working_from = working->from;
-      region.working_to = working->to;
-      region.skipped_exit = working->skipped_exit;
-    }
-    region.rotates = may_rotate(region_blocks(starts.at(region.resume_point)));
+    std::vector<const llvm::BasicBlock*> blocks = region_blocks(region_start(*result.function, region.resume_point));
+    region.warp_lanes = std::any_of(blocks.begin(), blocks.end(), [](const llvm::BasicBlock* block) {
+      return std::any_of(block->begin(), block->end(), [](const llvm::Instruction& instruction) { return is_lane_exchange(instruction); });
+    });
+    whole = whole && region.exit != RegionExit::per_thread && !(region.warp_lanes && has_cycle(blocks));
   }
-  return result;
+  if (whole) return result;
+  result.function->eraseFromParent();
+  return std::nullopt;
 }
 
 }  // namespace xcuda::ptx::host

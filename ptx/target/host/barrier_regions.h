@@ -14,8 +14,9 @@
 #include "diagnostics.h"
 
 namespace llvm {
+class BasicBlock;
 class Function;
-}
+}  // namespace llvm
 
 namespace xcuda::ptx::host {
 
@@ -65,6 +66,8 @@ struct Region {
   // Whether the loop over the region's threads may start elsewhere than at the first thread
   // (see thread_order.h).
   bool rotates = false;
+  // Whether the region holds lane exchanges and so runs warp by warp (see warp_lanes.h).
+  bool warp_lanes = false;
 };
 
 struct ResumableKernel {
@@ -84,5 +87,13 @@ struct ResumableKernel {
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
                                                 DiagnosticSink& diagnostics);
+
+// The kernel, which reaches a warp exchange, cut at its block barriers only, its exchanges left
+// in place as lane exchanges (see warp_lanes.h). Returns nothing when that cannot run: the
+// threads of a region may part ways, or a region with exchanges has a loop.
+std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel);
+
+// The block of the resumable function where `resume_point` starts.
+const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t resume_point);
 
 }  // namespace xcuda::ptx::host

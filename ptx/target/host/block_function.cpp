@@ -6,6 +6,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
@@ -14,6 +15,7 @@
 #include "target/host/thread_context.h"
 #include "target/host/thread_order.h"
 #include "target/host/warp_exchange.h"
+#include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::host {
 namespace {
@@ -36,10 +38,19 @@ class ThreadLoopAccesses {
     return instruction;
   }
 
-  // The loop id for a thread loop's back edge.
-  llvm::MDNode* loop_id(llvm::LLVMContext& context) const {
-    llvm::Metadata* parallel[] = {llvm::MDString::get(context, "llvm.loop.parallel_accesses"), group_};
-    auto* loop = llvm::MDNode::getDistinct(context, {nullptr, llvm::MDNode::get(context, parallel)});
+  // The loop id for a thread loop's back edge. A loop over the lanes of a warp must become one
+  // vector of them (see warp_lanes.h): unrolled, it would not vectorise.
+  llvm::MDNode* loop_id(llvm::LLVMContext& context, bool over_lanes) const {
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    std::vector<llvm::Metadata*> operands{nullptr, llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.parallel_accesses"), group_})};
+    if (over_lanes) {
+      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
+                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(context))}));
+      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.width"),
+                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, warp_lanes))}));
+      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
+    }
+    auto* loop = llvm::MDNode::getDistinct(context, operands);
     loop->replaceOperandWith(0, loop);
     return loop;
   }
@@ -51,10 +62,11 @@ class ThreadLoopAccesses {
 // Emits `for z < depth, for y < height, for x_begin <= x < width: body(x, y, z)` at the
 // builder's position and leaves the builder after the loops. With `accesses`, the x loop is
 // parallel over them. With a `rotation`, x runs from x_begin + rotation (at most the width) to
-// the width and then from x_begin on.
+// the width and then from x_begin on. `by_warps` makes x a loop over warps and one over their
+// lanes (see warp_lanes.h); x_begin, the width and the rotation are then whole warps.
 void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& extent, const ThreadLoopAccesses* accesses,
                        const std::function<void(const std::array<Value*, 3>&)>& body, Value* x_begin = nullptr,
-                       Value* rotation = nullptr) {
+                       Value* rotation = nullptr, bool by_warps = false) {
   llvm::Function* function = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = function->getContext();
   struct Loop {
@@ -75,10 +87,10 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
     builder.SetInsertPoint(loop_body);
     return loop;
   };
-  auto close = [&](const Loop& loop, bool parallel) {
-    loop.counter->addIncoming(builder.CreateAdd(loop.counter, builder.getInt32(1), "", /*HasNUW=*/true), builder.GetInsertBlock());
+  auto close = [&](const Loop& loop, bool parallel, uint32_t step = 1) {
+    loop.counter->addIncoming(builder.CreateAdd(loop.counter, builder.getInt32(step), "", /*HasNUW=*/true), builder.GetInsertBlock());
     llvm::BranchInst* back_edge = builder.CreateBr(loop.header);
-    if (parallel && accesses != nullptr) back_edge->setMetadata(llvm::LLVMContext::MD_loop, accesses->loop_id(context));
+    if (parallel && accesses != nullptr) back_edge->setMetadata(llvm::LLVMContext::MD_loop, accesses->loop_id(context, by_warps));
     builder.SetInsertPoint(loop.exit);
   };
   Value* zero = builder.getInt32(0);
@@ -86,6 +98,16 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   Loop z = open("z", zero, extent[2]);
   Loop y = open("y", zero, extent[1]);
   auto x_loop = [&](Value* from, Value* to) {
+    if (by_warps) {
+      Loop warp = open("warp", from, to);
+      // Counting x itself: the kernel's lane arithmetic (lane + 1) then differs from the
+      // count's step, which the optimiser would otherwise merge with it and lose the count.
+      Loop x = open("x", warp.counter, builder.CreateAdd(warp.counter, builder.getInt32(warp_lanes), "", /*HasNUW=*/true));
+      body({x.counter, y.counter, z.counter});
+      close(x, true);
+      close(warp, false, warp_lanes);
+      return;
+    }
     Loop x = open("x", from, to);
     body({x.counter, y.counter, z.counter});
     close(x, true);
@@ -104,6 +126,11 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   close(z, false);
 }
 
+// Each loop over the threads inlines the whole resumable function to run one region of it:
+// work for the optimiser that grows with the square of the regions. Beyond a few dozen the
+// loops call it instead, which compiles in linear time but does not vectorise.
+constexpr size_t most_regions_inlined = 24;
+
 // Runs the block region by region. Valid CUDA reaches each block barrier with all threads of the
 // block that have not exited, so while all unfinished threads stand at the same resume point (no
 // warp has diverged), each such region runs as a loop over them with the region's code inlined
@@ -117,15 +144,14 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
 // before all have reached it. A round in which some thread reached a warp exchange holds the
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
 // barrier.
+// A kernel split for warp lanes runs `by_warps`: a block of whole warps whose threads never part
+// ways (see split_for_warp_lanes), its regions with lane exchanges warp by warp.
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
-                          Value* thread, Value* parameters, const std::function<void(const std::array<Value*, 3>&)>& enter_thread) {
+                          Value* thread, Value* parameters,
+                          const std::function<void(Value* context, const std::array<Value*, 3>&)>& enter_thread, bool by_warps) {
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
   ThreadLoopAccesses accesses(context);
-  // Each loop over the threads inlines the whole resumable function to run one region of it:
-  // work for the optimiser that grows with the square of the regions. Beyond a few dozen the
-  // loops call it instead, which compiles in linear time but does not vectorise.
-  constexpr size_t most_regions_inlined = 24;
   kernel.function->addFnAttr(kernel.regions.size() <= most_regions_inlined ? llvm::Attribute::AlwaysInline
                                                                                      : llvm::Attribute::NoInline);
   llvm::Type* wide = builder.getInt64Ty();
@@ -203,7 +229,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     builder.CreateStore(builder.CreateSelect(one_dimensional, end, extent[0]), x_end);
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
-    enter_thread(index);
+    enter_thread(thread, index);
     // In 32 bits without wrapping (a block has at most 1024 threads), so that the slots the
     // kernel addresses by it are seen to lie at consecutive addresses across x.
     Value* plane = builder.CreateAdd(index[1], builder.CreateMul(extent[1], index[2], "", true), "", true);
@@ -264,9 +290,14 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     // block's width leaves the optimiser more to work with (sgemm runs twice as fast).
     Value* from = region.after_partings ? builder.CreateLoad(i32, x_begin) : nullptr;
     Value* to = region.after_partings ? builder.CreateLoad(i32, x_end) : extent[0];
-    if (region.working_from != 0)
-      from = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, from != nullptr ? from : zero, builder.getInt32(region.working_from));
-    if (region.working_to != UINT32_MAX) to = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, to, builder.getInt32(region.working_to));
+    const bool lanes = by_warps && region.warp_lanes;
+    // A warp runs whole; its lanes outside the working range skip the work themselves.
+    const uint32_t working_from = lanes ? region.working_from / warp_lanes * warp_lanes : region.working_from;
+    const uint32_t working_to =
+        lanes && region.working_to != UINT32_MAX ? (region.working_to + warp_lanes - 1) / warp_lanes * warp_lanes : region.working_to;
+    if (working_from != 0)
+      from = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, from != nullptr ? from : zero, builder.getInt32(working_from));
+    if (working_to != UINT32_MAX) to = builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, to, builder.getInt32(working_to));
     // Where the threads the loop leaves out stand, for the reading of where all stand after it.
     if (region.exit != RegionExit::single && (region.working_from != 0 || region.working_to != UINT32_MAX))
       emit_thread_loops(builder, {thread_count, builder.getInt32(1), builder.getInt32(1)}, nullptr, [&](const std::array<Value*, 3>& index) {
@@ -287,7 +318,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
           // which read the records, start only after a region whose threads may part.
           if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
         },
-        from, start_offset);
+        from, start_offset, lanes);
     switch (region.exit) {
       case RegionExit::single:
         go_to_region(builder.getInt32(region.next), mixed);
@@ -302,8 +333,14 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     }
   }
 
-  // Threads may stand at a warp exchange while others wait at a barrier.
   builder.SetInsertPoint(mixed);
+  if (by_warps) {
+    builder.CreateUnreachable();
+    round->eraseFromParent();
+    builder.SetInsertPoint(done);
+    return;
+  }
+  // Threads may stand at a warp exchange while others wait at a barrier.
   emit_stamps(builder, exchange, thread_count, states, builder.CreateSub(builder.CreateLoad(i32, round_number), builder.getInt32(1)));
   builder.CreateStore(builder.getTrue(), exchanging);
   builder.CreateBr(round);
@@ -395,33 +432,74 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   std::vector<const llvm::BasicBlock*> kernel_blocks;
   for (const llvm::BasicBlock& kernel_block : kernel) kernel_blocks.push_back(&kernel_block);
   const bool rotates = may_rotate(kernel_blocks);
+  // A kernel with warp exchanges is split twice: for warps as vectors, which blocks of whole
+  // warps take while its switch is on, and region by region for every block.
+  std::optional<ResumableKernel> by_warps;
+  if (module.getFunction(intrinsics::warp_exchange) != nullptr) {
+    llvm::ValueToValueMapTy copies;
+    llvm::Function* copy = llvm::CloneFunction(&kernel, copies);
+    by_warps = split_for_warp_lanes(*copy);
+    copy->eraseFromParent();
+    if (by_warps && by_warps->regions.size() > most_regions_inlined) {
+      by_warps->function->eraseFromParent();
+      by_warps.reset();
+    }
+  }
   std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
-  auto* thread = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread");
-  thread->setAlignment(llvm::Align(alignof(ThreadContext)));
-  builder.CreateStore(frame, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
+  auto new_thread_context = [&] {
+    auto* thread = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread");
+    thread->setAlignment(llvm::Align(alignof(ThreadContext)));
+    builder.CreateStore(frame, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
+    return thread;
+  };
+  Value* thread = new_thread_context();
   std::array<Value*, 3> extent{};
   for (uint32_t axis = 0; axis < 3; ++axis)
     extent[axis] = load_block_dimension(builder, frame, axis);
-  auto enter_thread = [&](const std::array<Value*, 3>& index) {
+  auto enter_thread = [&](Value* context, const std::array<Value*, 3>& index) {
     for (uint32_t axis = 0; axis < 3; ++axis)
-      builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_index_offset + 4 * axis));
+      builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), context, thread_index_offset + 4 * axis));
   };
+  llvm::BasicBlock* finish = nullptr;
+  if (by_warps) {
+    // A context of its own: the region-by-region code may pass its context to calls (see
+    // most_regions_inlined), after which LLVM could no longer keep this one in registers.
+    Value* warp_thread = new_thread_context();
+    auto* warps = llvm::BasicBlock::Create(context, "by_warps", block);
+    auto* threads = llvm::BasicBlock::Create(context, "by_threads", block);
+    finish = llvm::BasicBlock::Create(context, "finish", block);
+    Value* whole_warps = builder.CreateICmpEQ(builder.CreateAnd(extent[0], warp_lanes - 1), builder.getInt32(0));
+    builder.CreateCondBr(builder.CreateAnd(whole_warps, load_warp_lanes_switch(builder, name)), warps, threads);
+    builder.SetInsertPoint(warps);
+    // The same width, which LLVM then knows to be whole warps: a lane is then x modulo 32.
+    std::array<Value*, 3> warp_extent{builder.CreateAnd(extent[0], ~(warp_lanes - 1)), extent[1], extent[2]};
+    run_region_by_region(builder, *by_warps, warp_extent, warp_thread, parameters, enter_thread, true);
+    builder.CreateBr(finish);
+    builder.SetInsertPoint(threads);
+  }
   if (!resumable) {
     ThreadLoopAccesses accesses(context);
     kernel.addFnAttr(llvm::Attribute::AlwaysInline);
     emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
-      enter_thread(index);
+      enter_thread(thread, index);
       accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
     }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr);
   } else {
-    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread);
+    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread, false);
     kernel.eraseFromParent();
+  }
+  if (finish != nullptr) {
+    builder.CreateBr(finish);
+    builder.SetInsertPoint(finish);
   }
   builder.CreateRetVoid();
   // The block-wide copies of uniform values are counted as if every thread had them: a bound.
-  return resumable ? resumable->storage.uniform_bytes + resumable->storage.bytes_per_thread + exchange_bytes_per_thread() : 0;
+  auto stack_bytes = [](const std::optional<ResumableKernel>& split) {
+    return split ? split->storage.uniform_bytes + split->storage.bytes_per_thread + exchange_bytes_per_thread() : 0;
+  };
+  return std::max(stack_bytes(resumable), stack_bytes(by_warps));
 }
 
 }  // namespace

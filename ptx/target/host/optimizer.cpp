@@ -1,3 +1,6 @@
+#include <llvm/IR/DiagnosticHandler.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
@@ -6,10 +9,21 @@
 #include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
 #include "target/host/nan_canonicalization.h"
+#include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::host {
+namespace {
+
+// A loop over a warp's lanes that the vectoriser could not widen is foreseen (see
+// warp_lanes.h), and LLVM would print a warning for it on the program's standard error.
+struct QuietVectorisationFailures : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo& diagnostic) override { return diagnostic.getKind() == llvm::DK_OptimizationFailure; }
+};
+
+}  // namespace
 
 void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level) {
+  module.getContext().setDiagnosticHandler(std::make_unique<QuietVectorisationFailures>());
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager call_graph;
@@ -27,6 +41,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
   });
   builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) {
     passes.addPass(llvm::createModuleToFunctionPassAdaptor(BlockLocalAtomics()));
+    passes.addPass(LaneExchanges());
   });
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(call_graph);

@@ -1,0 +1,221 @@
+#include "target/host/warp_lanes.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <llvm/Analysis/VectorUtils.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include "lower/intrinsics.h"
+
+namespace xcuda::ptx::host {
+namespace {
+
+using llvm::Value;
+
+constexpr const char* lane_exchange = "xcuda.lanes.exchange";
+constexpr const char* lane_peer = "xcuda.lanes.peer";
+constexpr const char* switch_prefix = "__xcuda_warp_lanes.";
+
+// The vector forms: NAME.v32 for a warp whose lanes all run the call, NAME.v32m with the mask
+// of those that do.
+std::string vector_name(llvm::StringRef scalar, bool masked) { return scalar.str() + (masked ? ".v32m" : ".v32"); }
+
+// Pure as far as LLVM knows, so that they neither keep a loop from vectorising nor order memory
+// accesses; convergent, so that no optimisation moves them into or out of a branch and changes
+// which lanes meet.
+void describe(llvm::Function& function, bool convergent) {
+  function.setDoesNotThrow();
+  function.setWillReturn();
+  function.setDoesNotAccessMemory();
+  if (convergent) function.setConvergent();
+}
+
+// Declares the scalar lane exchange `name` of `type` and its vector forms, and returns the
+// scalar one. Each vector parameter of the vector forms is the scalar one's, 32 wide.
+llvm::Function* declare_lane_function(llvm::Module& module, const char* name, llvm::FunctionType* type) {
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  auto* scalar = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
+  describe(*scalar, true);
+  llvm::LLVMContext& context = module.getContext();
+  auto widen = [](llvm::Type* element) { return llvm::FixedVectorType::get(element, warp_lanes); };
+  for (bool masked : {false, true}) {
+    std::vector<llvm::Type*> parameters;
+    for (llvm::Type* parameter : type->params()) parameters.push_back(widen(parameter));
+    if (masked) parameters.push_back(widen(llvm::Type::getInt1Ty(context)));
+    auto* vector_type = llvm::FunctionType::get(widen(type->getReturnType()), parameters, false);
+    auto* vector = llvm::Function::Create(vector_type, llvm::GlobalValue::ExternalLinkage, vector_name(name, masked), module);
+    describe(*vector, false);
+    // The vectoriser looks the forms up by name in the module; keep them until it has.
+    llvm::appendToCompilerUsed(module, {vector});
+  }
+  return scalar;
+}
+
+llvm::CallInst* call_lane_function(llvm::Instruction* before, llvm::Function* scalar, llvm::ArrayRef<Value*> arguments) {
+  llvm::IRBuilder<> builder(before);
+  llvm::CallInst* call = builder.CreateCall(scalar, arguments);
+  std::string vector_parameters(arguments.size(), 'v');
+  std::vector<std::string> variants;
+  for (bool masked : {false, true})
+    variants.push_back("_ZGV_LLVM_" + std::string(masked ? "M" : "N") + std::to_string(warp_lanes) + vector_parameters + "_" +
+                       scalar->getName().str() + "(" + vector_name(scalar->getName(), masked) + ")");
+  llvm::VFABI::setVectorVariantNames(call, variants);
+  return call;
+}
+
+const llvm::Function* callee(const llvm::Instruction& instruction) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+  return call != nullptr ? call->getCalledFunction() : nullptr;
+}
+
+// The offers of lanes `lanes` among `offers`, for a warp whose offers are the vector `offers`.
+Value* pick_offers(llvm::IRBuilder<>& builder, Value* offers, Value* lanes) {
+  auto within_warp = [&](Value* lane) { return builder.CreateAnd(lane, warp_lanes - 1); };
+  // shfl.up/down/bfly and fixed-lane reads: the lanes are known, and the pick is one shuffle.
+  if (auto* constant = llvm::dyn_cast<llvm::Constant>(lanes)) {
+    std::vector<int> mask;
+    for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
+      auto* element = llvm::dyn_cast_or_null<llvm::ConstantInt>(constant->getAggregateElement(lane));
+      mask.push_back(element != nullptr ? static_cast<int>(element->getZExtValue() & (warp_lanes - 1)) : llvm::PoisonMaskElem);
+    }
+    return builder.CreateShuffleVector(offers, mask);
+  }
+  // A lane every lane reads (a broadcast).
+  if (Value* lane = llvm::getSplatValue(lanes))
+    return builder.CreateVectorSplat(warp_lanes, builder.CreateExtractElement(offers, within_warp(lane)));
+  Value* picked = llvm::PoisonValue::get(offers->getType());
+  for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
+    Value* source = within_warp(builder.CreateExtractElement(lanes, builder.getInt32(lane)));
+    picked = builder.CreateInsertElement(picked, builder.CreateExtractElement(offers, source), builder.getInt32(lane));
+  }
+  return picked;
+}
+
+// Rewrites the calls to the vector forms of `scalar`; returns the functions changed.
+std::vector<llvm::Function*> lower_vector_forms(llvm::Module& module, const char* scalar) {
+  std::vector<llvm::Function*> changed;
+  for (bool masked : {false, true}) {
+    llvm::Function* vector = module.getFunction(vector_name(scalar, masked));
+    if (vector == nullptr) continue;
+    std::vector<llvm::CallInst*> calls;
+    for (llvm::User* user : vector->users())
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(user); call != nullptr && call->getCalledFunction() == vector) calls.push_back(call);
+    for (llvm::CallInst* call : calls) {
+      llvm::IRBuilder<> builder(call);
+      Value* result = nullptr;
+      if (scalar == lane_peer) {
+        result = pick_offers(builder, call->getArgOperand(1), call->getArgOperand(0));
+      } else {
+        // The lanes that arrived are those that run the call.
+        Value* arrived = masked ? builder.CreateBitCast(call->getArgOperand(1), builder.getInt32Ty()) : builder.getInt32(~0u);
+        result = builder.CreateVectorSplat(warp_lanes, arrived);
+      }
+      call->replaceAllUsesWith(result);
+      changed.push_back(call->getFunction());
+      call->eraseFromParent();
+    }
+    llvm::removeFromUsedLists(module, [&](llvm::Constant* used) { return used == vector; });
+    vector->eraseFromParent();
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool use_lane_exchanges(llvm::Function& function) {
+  llvm::Module& module = *function.getParent();
+  llvm::LLVMContext& context = module.getContext();
+  auto* i32 = llvm::Type::getInt32Ty(context);
+  auto* i64 = llvm::Type::getInt64Ty(context);
+  llvm::Function* exchange = declare_lane_function(module, lane_exchange, llvm::FunctionType::get(i32, {i64}, false));
+  llvm::Function* peer = declare_lane_function(module, lane_peer, llvm::FunctionType::get(i64, {i32, i64}, false));
+  for (llvm::BasicBlock& block : function) {
+    Value* offer = nullptr;
+    for (llvm::Instruction& instruction : llvm::make_early_inc_range(block)) {
+      const llvm::Function* called = callee(instruction);
+      if (called == nullptr) continue;
+      auto* call = llvm::cast<llvm::CallInst>(&instruction);
+      llvm::CallInst* replacement = nullptr;
+      if (called->getName() == intrinsics::warp_exchange) {
+        // Other member masks make the kernel a fiber kernel (see the intrinsic).
+        if (auto* members = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(2)); members == nullptr || !members->isAllOnesValue())
+          return false;
+        offer = call->getArgOperand(1);
+        replacement = call_lane_function(call, exchange, {offer});
+      } else if (called->getName() == intrinsics::warp_peer) {
+        if (offer == nullptr) return false;
+        replacement = call_lane_function(call, peer, {call->getArgOperand(1), offer});
+      } else {
+        continue;
+      }
+      call->replaceAllUsesWith(replacement);
+      call->eraseFromParent();
+    }
+  }
+  return true;
+}
+
+bool is_lane_exchange(const llvm::Instruction& instruction) {
+  const llvm::Function* called = callee(instruction);
+  return called != nullptr && (called->getName() == lane_exchange || called->getName() == lane_peer);
+}
+
+Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  auto* byte = builder.getInt8Ty();
+  auto* on = llvm::cast<llvm::GlobalVariable>(module.getOrInsertGlobal(switch_prefix + block_name, byte));
+  on->setInitializer(llvm::ConstantInt::get(byte, 1));
+  return builder.CreateICmpNE(builder.CreateLoad(byte, on), builder.getInt8(0));
+}
+
+llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses) {
+  std::vector<llvm::Function*> changed = lower_vector_forms(module, lane_peer);
+  for (llvm::Function* function : lower_vector_forms(module, lane_exchange)) changed.push_back(function);
+  // What the vectoriser left scalar: the warp path of its kernel cannot run.
+  bool left_outside_block_functions = false;
+  std::vector<llvm::Function*> scalar_forms;
+  for (const char* name : {lane_exchange, lane_peer}) {
+    llvm::Function* scalar = module.getFunction(name);
+    if (scalar == nullptr) continue;
+    scalar_forms.push_back(scalar);
+    for (llvm::User* user : scalar->users()) {
+      const auto* call = llvm::dyn_cast<llvm::CallInst>(user);
+      if (call == nullptr) continue;
+      std::string caller = call->getFunction()->getName().str();
+      if (auto* on = module.getNamedGlobal(switch_prefix + caller)) on->setInitializer(llvm::ConstantInt::get(on->getValueType(), 0));
+      else left_outside_block_functions = true;
+    }
+  }
+  // A call left in a function a block function calls: no block function's warp path is known
+  // to be whole.
+  if (left_outside_block_functions)
+    for (llvm::GlobalVariable& global : module.globals())
+      if (global.getName().starts_with(switch_prefix)) global.setInitializer(llvm::ConstantInt::get(global.getValueType(), 0));
+  for (llvm::Function* scalar : scalar_forms) {
+    if (scalar->use_empty()) {
+      scalar->eraseFromParent();
+      continue;
+    }
+    scalar->setLinkage(llvm::GlobalValue::InternalLinkage);
+    scalar->setAttributes({});
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", scalar));
+    builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+    builder.CreateUnreachable();
+  }
+  if (changed.empty()) return llvm::PreservedAnalyses::all();
+  // The picks are shuffles of widened 64-bit offers, often of constants: combine them down.
+  auto& functions = analyses.getResult<llvm::FunctionAnalysisManagerModuleProxy>(module).getManager();
+  llvm::InstCombinePass combine;
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  for (llvm::Function* function : changed) {
+    functions.invalidate(*function, llvm::PreservedAnalyses::none());
+    combine.run(*function, functions);
+  }
+  return llvm::PreservedAnalyses::none();
+}
+
+}  // namespace xcuda::ptx::host

@@ -1,0 +1,42 @@
+// Warps as vectors. Cutting a kernel at every warp exchange (warp_exchange.h) costs a pass over
+// per-thread memory per shuffle; a warp reduction is five of them. Where a block's warps are
+// whole, the host target instead runs a region's threads warp by warp, with the 32 lanes of a
+// warp as the elements of one vector: LLVM's loop vectoriser turns a loop over a warp's lanes,
+// forced to 32 wide, into straight vector code, and maps each exchange to a vector function
+// (through its vector-function ABI variants) that this file then rewrites as vector shuffles.
+//
+// Whether the vectoriser managed is known only after optimisation. Each kernel's block function
+// therefore keeps the region-by-region code too, and takes the warp path only while the
+// kernel's switch (an external global, so the optimiser cannot assume its value) is on; a
+// kernel with an exchange left unvectorised has its switch turned off.
+#pragma once
+
+#include <string>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/PassManager.h>
+
+namespace xcuda::ptx::host {
+
+inline constexpr uint32_t warp_lanes = 32;
+
+// Replaces the warp exchanges of `function` (intrinsics::warp_exchange and warp_peer calls) with
+// lane exchanges: i32 exchange(i64 offer), the lanes that arrived, and i64 peer(i32 lane, i64
+// offer), the offer of `lane`, each given the offer of its exchange. Returns false (leaving the
+// function unusable) when a peer does not follow its exchange in the same basic block.
+bool use_lane_exchanges(llvm::Function& function);
+
+// Whether `instruction` calls a lane exchange.
+bool is_lane_exchange(const llvm::Instruction& instruction);
+
+// The i1 switch of the block function named `block_name`, declared on first use.
+llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name);
+
+// Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles, turns
+// off the switch of every block function that kept a scalar one, and gives the scalar ones a
+// body that traps (the code that calls them can no longer run).
+struct LaneExchanges : llvm::PassInfoMixin<LaneExchanges> {
+  llvm::PreservedAnalyses run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses);
+};
+
+}  // namespace xcuda::ptx::host
