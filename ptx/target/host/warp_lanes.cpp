@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <llvm/Analysis/VectorUtils.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
@@ -123,6 +124,36 @@ std::vector<llvm::Function*> lower_vector_forms(llvm::Module& module, const char
   return changed;
 }
 
+// A store that only known lanes make (`if (lane == 0)`) becomes a scatter with a constant mask,
+// which costs as much as storing every lane; stored lane by lane it is a few instructions.
+void store_known_lanes(llvm::Function& function) {
+  constexpr size_t most_lanes = 4;
+  std::vector<llvm::IntrinsicInst*> scatters;
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (auto* intrinsic = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction); intrinsic && intrinsic->getIntrinsicID() == llvm::Intrinsic::masked_scatter)
+        scatters.push_back(intrinsic);
+  for (llvm::IntrinsicInst* scatter : scatters) {
+    auto* mask = llvm::dyn_cast<llvm::Constant>(scatter->getArgOperand(3));
+    if (mask == nullptr) continue;
+    const auto lanes = llvm::cast<llvm::FixedVectorType>(mask->getType())->getNumElements();
+    std::vector<uint32_t> storing;
+    bool known = true;
+    for (uint32_t lane = 0; lane < lanes && known; ++lane) {
+      auto* bit = llvm::dyn_cast_or_null<llvm::ConstantInt>(mask->getAggregateElement(lane));
+      known = bit != nullptr;
+      if (known && bit->isOne()) storing.push_back(lane);
+    }
+    if (!known || storing.size() > most_lanes) continue;
+    llvm::IRBuilder<> builder(scatter);
+    const llvm::Align alignment(llvm::cast<llvm::ConstantInt>(scatter->getArgOperand(2))->getZExtValue());
+    for (uint32_t lane : storing)
+      builder.CreateAlignedStore(builder.CreateExtractElement(scatter->getArgOperand(0), lane),
+                                 builder.CreateExtractElement(scatter->getArgOperand(1), lane), alignment);
+    scatter->eraseFromParent();
+  }
+}
+
 }  // namespace
 
 bool use_lane_exchanges(llvm::Function& function) {
@@ -206,7 +237,8 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
     builder.CreateUnreachable();
   }
   if (changed.empty()) return llvm::PreservedAnalyses::all();
-  // The picks are shuffles of widened 64-bit offers, often of constants: combine them down.
+  // The picks are shuffles of widened 64-bit offers, often of constants: combine them down; the
+  // lanes then known also tell which lanes a conditional store is for.
   auto& functions = analyses.getResult<llvm::FunctionAnalysisManagerModuleProxy>(module).getManager();
   llvm::InstCombinePass combine;
   std::sort(changed.begin(), changed.end());
@@ -214,6 +246,7 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
   for (llvm::Function* function : changed) {
     functions.invalidate(*function, llvm::PreservedAnalyses::none());
     combine.run(*function, functions);
+    store_known_lanes(*function);
   }
   return llvm::PreservedAnalyses::none();
 }
