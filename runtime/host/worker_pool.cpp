@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csetjmp>
 #include <cstdlib>
 #include <string>
@@ -71,6 +72,24 @@ struct Interruption {
 
 constexpr size_t shared_memory_alignment = 64;
 
+// How long a claim of blocks should last. A claim costs a few hundred nanoseconds on a kernel
+// that streams through memory, whatever its size: the locked add waits for the stores still in
+// flight and moves next_block's cache line between cores; claims of 32 blocks of a reduction
+// (about a microsecond and a half) lost a sixth of the time to it. Much longer claims would
+// leave workers idle at the end of the grid, and make a block that waits for an earlier one
+// that another worker runs wait longer.
+constexpr std::chrono::microseconds claim_duration{20};
+
+using Clock = std::chrono::steady_clock;
+
+// The size of a worker's next claim: doubled while claims end sooner than claim_duration,
+// halved when blocks turn heavier and a claim lasts several times longer.
+uint64_t next_claim_size(uint64_t blocks, Clock::duration took, uint64_t limit) {
+  if (took < claim_duration) return std::min(blocks * 2, limit);
+  if (took > 4 * claim_duration) return std::max<uint64_t>(blocks / 2, 1);
+  return blocks;
+}
+
 uint64_t round_up(uint64_t value, uint64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
@@ -104,9 +123,9 @@ struct WorkerPool::Grid {
   uint64_t shared_bytes = 0;
   uint64_t grid_id = 0;
   std::atomic<uint64_t> next_block{0};
-  // Blocks a worker claims at once: one claim per block would make the workers contend for
-  // next_block's cache line between small blocks. Claims still start blocks in order.
-  uint64_t blocks_per_claim = 1;
+  // The most blocks a worker claims at once: enough claims each that the workers end together
+  // (a cooperative grid: one, each block held until all have started).
+  uint64_t claim_limit = 1;
   std::atomic<bool> stopped{false};  // a block failed: blocks not yet started must not start
   unsigned helpers_wanted = 0;  // helpers still to join, guarded by the pool's state_mutex_
   unsigned helpers_active = 0;  // helpers running its blocks, guarded by the pool's state_mutex_
@@ -152,9 +171,8 @@ Status WorkerPool::run(const GridWork& work) {
   grid.shared_bytes = round_up(work.static_shared_bytes, 16) + work.shape.dynamic_shared_bytes;
   grid.grid_id = grid_count_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (grid.block_count == 0) return {};
-  // A cooperative grid has a block per worker, each held until all have started.
   if (!work.shape.cooperative)
-    grid.blocks_per_claim = std::clamp<uint64_t>(grid.block_count / (uint64_t{worker_count_} * 16), 1, 32);
+    grid.claim_limit = std::max<uint64_t>(grid.block_count / (uint64_t{worker_count_} * 16), 1);
 
   // A cooperative grid's blocks spin in grid.sync() until all have arrived, so each needs a
   // thread of its own for the whole launch: the API admits no more blocks than there are
@@ -268,14 +286,24 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
     return;
   }
 
+  // Claims start small, so that a grid of few or heavy blocks is spread over the workers, and
+  // grow until each lasts about claim_duration. They start blocks in order all the same. A grid
+  // too small for claims of more than a block is not timed: its blocks may take less time than
+  // reading the clock.
+  const bool timed = grid.claim_limit > 1;
+  uint64_t blocks_per_claim = 1;
   for (;;) {
-    uint64_t first = grid.next_block.fetch_add(grid.blocks_per_claim, std::memory_order_relaxed);
+    uint64_t first = grid.next_block.fetch_add(blocks_per_claim, std::memory_order_relaxed);
     if (first >= grid.block_count) return;
-    const uint64_t end = std::min(first + grid.blocks_per_claim, grid.block_count);
+    const uint64_t end = std::min(first + blocks_per_claim, grid.block_count);
+    const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
     Interruption interruption{};
     if (run_blocks(grid.work.function, grid.work.parameters, frame, first, end, shape.grid[0], shape.grid[1], grid.stopped,
                    interruption)) {
       if (grid.stopped.load(std::memory_order_relaxed)) return;
+      if (timed)
+        blocks_per_claim =
+            next_claim_size(blocks_per_claim, Clock::now() - start, grid.claim_limit);
       continue;
     }
     std::string message = "kernel " + std::string(grid.work.kernel_name) + ", block [" +
