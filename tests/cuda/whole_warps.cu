@@ -85,6 +85,18 @@ __global__ void block_sum(const unsigned* in, unsigned* out, unsigned* totals) {
   out[t] = mixed + __shfl_xor_sync(kFull, mixed, 1);
 }
 
+// Atomics in a warp's code: a warp's sum added by its first lane, a ticket for every thread from
+// one counter, and a compare-and-swap on each thread's own slot, some of them already taken.
+__global__ void warp_atomics(const unsigned* in, unsigned* total, unsigned* tickets, unsigned* counter, unsigned* slots,
+                             unsigned* found, int n) {
+  const int t = static_cast<int>(blockIdx.x * blockDim.x * blockDim.y + threadIdx.x + threadIdx.y * blockDim.x);
+  unsigned value = t < n ? in[t] : 0;
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(kFull, value, offset);
+  if (lane_of_thread() == 0) atomicAdd(total, value);
+  tickets[t] = atomicAdd(counter, 1u);
+  found[t] = atomicCAS(&slots[t], 0u, static_cast<unsigned>(t) + 1);
+}
+
 // A shuffle in a loop: the trip count comes from a parameter.
 __global__ void rotations(const unsigned* in, unsigned* out, int trips) {
   const unsigned t = blockIdx.x * blockDim.x * blockDim.y + threadIdx.x + threadIdx.y * blockDim.x;
@@ -169,6 +181,45 @@ int main() {
         if (sums[block_index * threads + local] != want)
           FAIL("%ux%u block %d, thread %d: got %#x, want %#x", shape[0], shape[1], block_index, local, sums[block_index * threads + local], want);
       }
+    }
+
+    {
+      const int count = n - 7;  // the last warp is partly past the end
+      std::vector<unsigned> slots(n, 0);
+      for (int t = 0; t < n; t += 5) slots[t] = 0xabcu;
+      unsigned *d_total = nullptr, *d_tickets = nullptr, *d_counter = nullptr, *d_slots = nullptr, *d_found = nullptr;
+      CHECK(cudaMalloc(&d_total, sizeof(unsigned)));
+      CHECK(cudaMalloc(&d_counter, sizeof(unsigned)));
+      CHECK(cudaMalloc(&d_tickets, n * sizeof(unsigned)));
+      CHECK(cudaMalloc(&d_slots, n * sizeof(unsigned)));
+      CHECK(cudaMalloc(&d_found, n * sizeof(unsigned)));
+      CHECK(cudaMemset(d_total, 0, sizeof(unsigned)));
+      CHECK(cudaMemset(d_counter, 0, sizeof(unsigned)));
+      CHECK(cudaMemcpy(d_slots, slots.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+      warp_atomics<<<kBlocks, block>>>(d_in, d_total, d_tickets, d_counter, d_slots, d_found, count);
+      CHECK_LAUNCH();
+      unsigned total = 0, counter = 0;
+      std::vector<unsigned> tickets(n), after(n), found(n);
+      CHECK(cudaMemcpy(&total, d_total, sizeof(unsigned), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(&counter, d_counter, sizeof(unsigned), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(tickets.data(), d_tickets, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(after.data(), d_slots, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(found.data(), d_found, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      unsigned want_total = 0;
+      for (int t = 0; t < count; ++t) want_total += in[t];
+      if (total != want_total) FAIL("%ux%u block: atomic total %#x, want %#x", shape[0], shape[1], total, want_total);
+      if (counter != static_cast<unsigned>(n)) FAIL("%ux%u block: counter %u, want %d", shape[0], shape[1], counter, n);
+      std::vector<bool> issued(n, false);
+      for (int t = 0; t < n; ++t) {
+        if (tickets[t] >= static_cast<unsigned>(n) || issued[tickets[t]])
+          FAIL("%ux%u block, thread %d: ticket %u twice or out of range", shape[0], shape[1], t, tickets[t]);
+        issued[tickets[t]] = true;
+        const unsigned want_found = t % 5 == 0 ? 0xabcu : 0u, want_after = t % 5 == 0 ? 0xabcu : static_cast<unsigned>(t) + 1;
+        if (found[t] != want_found || after[t] != want_after)
+          FAIL("%ux%u block, thread %d: CAS found %#x and left %#x, want %#x and %#x", shape[0], shape[1], t, found[t], after[t], want_found,
+               want_after);
+      }
+      for (unsigned* pointer : {d_total, d_tickets, d_counter, d_slots, d_found}) CHECK(cudaFree(pointer));
     }
 
     const int trips = 37;

@@ -15,9 +15,9 @@ namespace xcuda::ptx::host {
 namespace {
 
 // A loop over a warp's lanes that the vectoriser could not widen is foreseen (see
-// warp_lanes.h), and LLVM would print a warning for it on the program's standard error.
+// warp_lanes.h), and LLVM would print why on the program's standard error.
 struct QuietVectorisationFailures : llvm::DiagnosticHandler {
-  bool handleDiagnostics(const llvm::DiagnosticInfo& diagnostic) override { return diagnostic.getKind() == llvm::DK_OptimizationFailure; }
+  bool handleDiagnostics(const llvm::DiagnosticInfo& diagnostic) override { return llvm::isa<llvm::DiagnosticInfoOptimizationBase>(diagnostic); }
 };
 
 }  // namespace
@@ -40,8 +40,9 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
     passes.addPass(AddressArithmetic());
   });
   builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) {
-    passes.addPass(llvm::createModuleToFunctionPassAdaptor(BlockLocalAtomics()));
+    // Lane exchanges first: they bring back the atomics they held, which may be block-local.
     passes.addPass(LaneExchanges());
+    passes.addPass(llvm::createModuleToFunctionPassAdaptor(BlockLocalAtomics()));
   });
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(call_graph);

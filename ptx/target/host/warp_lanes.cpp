@@ -7,6 +7,8 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "lower/intrinsics.h"
@@ -19,6 +21,7 @@ using llvm::Value;
 constexpr const char* lane_exchange = "xcuda.lanes.exchange";
 constexpr const char* lane_peer = "xcuda.lanes.peer";
 constexpr const char* switch_prefix = "__xcuda_warp_lanes.";
+constexpr const char* atomic_prefix = "xcuda.lanes.atomic.";
 
 // The vector forms: NAME.v32 for a warp whose lanes all run the call, NAME.v32m with the mask
 // of those that do.
@@ -154,6 +157,111 @@ void store_known_lanes(llvm::Function& function) {
   }
 }
 
+// The vectoriser neither widens nor predicates atomics, so a warp's lane loop with one in it
+// (`if (lane == 0) atomicAdd(total, sum)`) would stay scalar. Each atomic of `function` becomes
+// a call to a function of its own that performs it, whose vector forms perform it lane by lane;
+// LaneExchanges inlines them all after vectorisation. A compare-and-swap answers the value it
+// found, and whether it swapped is that value's equality with the expected one (PTX's atom.cas
+// is strong). Returns false, leaving the function unusable, for a compare-and-swap whose answer
+// is used whole.
+bool call_atomics(llvm::Function& function) {
+  llvm::Module& module = *function.getParent();
+  std::vector<llvm::Instruction*> atomics;
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (llvm::isa<llvm::AtomicRMWInst, llvm::AtomicCmpXchgInst>(instruction)) atomics.push_back(&instruction);
+  for (llvm::Instruction* atomic : atomics) {
+    auto* swap = llvm::dyn_cast<llvm::AtomicCmpXchgInst>(atomic);
+    if (swap != nullptr && !std::all_of(swap->user_begin(), swap->user_end(), [](const llvm::User* user) { return llvm::isa<llvm::ExtractValueInst>(user); }))
+      return false;
+    std::vector<Value*> operands(atomic->op_begin(), atomic->op_end());
+    std::vector<llvm::Type*> types;
+    for (Value* operand : operands) types.push_back(operand->getType());
+    llvm::Type* result = swap != nullptr ? swap->getCompareOperand()->getType() : atomic->getType();
+    auto* scalar = llvm::Function::Create(llvm::FunctionType::get(result, types, false), llvm::GlobalValue::InternalLinkage,
+                                          atomic_prefix + std::to_string(atomics.size()), module);
+    scalar->setDoesNotThrow();
+    scalar->setWillReturn();
+    // Inlined before vectorisation, it would be an atomic in the lane loop again.
+    scalar->addFnAttr(llvm::Attribute::NoInline);
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", scalar));
+    llvm::Instruction* performed = atomic->clone();
+    for (unsigned index = 0; index < operands.size(); ++index) performed->setOperand(index, scalar->getArg(index));
+    builder.Insert(performed);
+    builder.CreateRet(swap != nullptr ? builder.CreateExtractValue(performed, 0) : performed);
+    for (bool masked : {false, true}) {
+      std::vector<llvm::Type*> vector_types;
+      for (llvm::Type* type : types) vector_types.push_back(llvm::FixedVectorType::get(type, warp_lanes));
+      if (masked) vector_types.push_back(llvm::FixedVectorType::get(builder.getInt1Ty(), warp_lanes));
+      auto* vector = llvm::Function::Create(llvm::FunctionType::get(llvm::FixedVectorType::get(result, warp_lanes), vector_types, false),
+                                            llvm::GlobalValue::InternalLinkage, vector_name(scalar->getName(), masked), module);
+      llvm::IRBuilder<> lanes(llvm::BasicBlock::Create(module.getContext(), "entry", vector));
+      Value* answers = llvm::PoisonValue::get(vector->getReturnType());
+      for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
+        llvm::BasicBlock* before = lanes.GetInsertBlock();
+        auto* perform = llvm::BasicBlock::Create(module.getContext(), "lane", vector);
+        auto* next = llvm::BasicBlock::Create(module.getContext(), "next", vector);
+        if (masked) lanes.CreateCondBr(lanes.CreateExtractElement(vector->getArg(operands.size()), lane), perform, next);
+        else lanes.CreateBr(perform);
+        lanes.SetInsertPoint(perform);
+        std::vector<Value*> arguments;
+        for (unsigned index = 0; index < operands.size(); ++index) arguments.push_back(lanes.CreateExtractElement(vector->getArg(index), lane));
+        Value* answered = lanes.CreateInsertElement(answers, lanes.CreateCall(scalar, arguments), lane);
+        lanes.CreateBr(next);
+        lanes.SetInsertPoint(next);
+        llvm::PHINode* merged = lanes.CreatePHI(answers->getType(), 2);
+        merged->addIncoming(answered, perform);
+        if (masked) merged->addIncoming(answers, before);
+        answers = merged;
+      }
+      lanes.CreateRet(answers);
+      llvm::appendToCompilerUsed(module, {vector});
+    }
+    llvm::CallInst* call = call_lane_function(atomic, scalar, operands);
+    if (swap == nullptr) {
+      atomic->replaceAllUsesWith(call);
+    } else {
+      llvm::IRBuilder<> after(atomic);
+      Value* swapped = after.CreateICmpEQ(call, swap->getCompareOperand());
+      for (llvm::User* user : llvm::make_early_inc_range(swap->users())) {
+        auto* part = llvm::cast<llvm::ExtractValueInst>(user);
+        part->replaceAllUsesWith(part->getIndices()[0] == 0 ? static_cast<Value*>(call) : swapped);
+        part->eraseFromParent();
+      }
+    }
+    atomic->eraseFromParent();
+  }
+  return true;
+}
+
+// Inlines every call to the functions call_atomics made, and deletes them; returns the
+// functions changed.
+std::vector<llvm::Function*> inline_atomics(llvm::Module& module) {
+  std::vector<llvm::Function*> made;
+  for (llvm::Function& function : module)
+    if (function.getName().starts_with(atomic_prefix)) made.push_back(&function);
+  // The vector forms first: they call the scalar one.
+  std::sort(made.begin(), made.end(), [](llvm::Function* left, llvm::Function* right) { return left->getName().size() > right->getName().size(); });
+  std::vector<llvm::Function*> changed;
+  for (llvm::Function* function : made) {
+    std::vector<llvm::CallBase*> calls;
+    for (llvm::User* user : function->users())
+      if (auto* call = llvm::dyn_cast<llvm::CallBase>(user);
+          call != nullptr && call->getCalledFunction() == function && !call->getFunction()->getName().starts_with(atomic_prefix))
+        calls.push_back(call);
+    for (llvm::CallBase* call : calls) {
+      changed.push_back(call->getFunction());
+      llvm::InlineFunctionInfo info;
+      llvm::InlineFunction(*call, info);
+    }
+  }
+  for (llvm::Function* function : made) {
+    llvm::removeFromUsedLists(module, [&](llvm::Constant* used) { return used == function; });
+    function->eraseFromParent();
+  }
+  return changed;
+}
+
 }  // namespace
 
 bool use_lane_exchanges(llvm::Function& function) {
@@ -186,7 +294,7 @@ bool use_lane_exchanges(llvm::Function& function) {
       call->eraseFromParent();
     }
   }
-  return true;
+  return call_atomics(function);
 }
 
 bool is_lane_exchange(const llvm::Instruction& instruction) {
@@ -205,6 +313,7 @@ Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& blo
 llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses) {
   std::vector<llvm::Function*> changed = lower_vector_forms(module, lane_peer);
   for (llvm::Function* function : lower_vector_forms(module, lane_exchange)) changed.push_back(function);
+  for (llvm::Function* function : inline_atomics(module)) changed.push_back(function);
   // What the vectoriser left scalar: the warp path of its kernel cannot run.
   bool left_outside_block_functions = false;
   std::vector<llvm::Function*> scalar_forms;
@@ -238,14 +347,16 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
   }
   if (changed.empty()) return llvm::PreservedAnalyses::all();
   // The picks are shuffles of widened 64-bit offers, often of constants: combine them down; the
-  // lanes then known also tell which lanes a conditional store is for.
+  // lanes then known also tell which lanes a conditional store or an atomic is for.
   auto& functions = analyses.getResult<llvm::FunctionAnalysisManagerModuleProxy>(module).getManager();
   llvm::InstCombinePass combine;
+  llvm::SimplifyCFGPass simplify;
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   for (llvm::Function* function : changed) {
     functions.invalidate(*function, llvm::PreservedAnalyses::none());
     combine.run(*function, functions);
+    simplify.run(*function, functions);
     store_known_lanes(*function);
   }
   return llvm::PreservedAnalyses::none();

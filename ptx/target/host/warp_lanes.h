@@ -22,8 +22,10 @@ inline constexpr uint32_t warp_lanes = 32;
 
 // Replaces the warp exchanges of `function` (intrinsics::warp_exchange and warp_peer calls) with
 // lane exchanges: i32 exchange(i64 offer), the lanes that arrived, and i64 peer(i32 lane, i64
-// offer), the offer of `lane`, each given the offer of its exchange. Returns false (leaving the
-// function unusable) when a peer does not follow its exchange in the same basic block.
+// offer), the offer of `lane`, each given the offer of its exchange; and its atomics with calls
+// whose vector forms perform them lane by lane (the vectoriser takes no atomics). Returns false
+// (leaving the function unusable) when a peer does not follow its exchange in the same basic
+// block, or a compare-and-swap's answer is used whole.
 bool use_lane_exchanges(llvm::Function& function);
 
 // Whether `instruction` calls a lane exchange.
@@ -32,9 +34,10 @@ bool is_lane_exchange(const llvm::Instruction& instruction);
 // The i1 switch of the block function named `block_name`, declared on first use.
 llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name);
 
-// Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles, turns
-// off the switch of every block function that kept a scalar one, and gives the scalar ones a
-// body that traps (the code that calls them can no longer run).
+// Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles,
+// inlines the atomics' calls, turns off the switch of every block function that kept a scalar
+// exchange, and gives the scalar ones a body that traps (the code that calls them can no longer
+// run).
 struct LaneExchanges : llvm::PassInfoMixin<LaneExchanges> {
   llvm::PreservedAnalyses run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses);
 };
