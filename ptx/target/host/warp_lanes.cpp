@@ -27,22 +27,26 @@ constexpr const char* atomic_prefix = "xcuda.lanes.atomic.";
 // of those that do.
 std::string vector_name(llvm::StringRef scalar, bool masked) { return scalar.str() + (masked ? ".v32m" : ".v32"); }
 
-// Pure as far as LLVM knows, so that they neither keep a loop from vectorising nor order memory
-// accesses; convergent, so that no optimisation moves them into or out of a branch and changes
-// which lanes meet.
-void describe(llvm::Function& function, bool convergent) {
+// What LLVM may assume of a lane function. The scalar forms are convergent, so that no
+// optimisation moves them into or out of a branch and changes which lanes meet. The scalar
+// exchange may touch any memory: a lane's accesses before it must stay before its peers' after
+// it (__syncwarp between a store and a neighbour's load), and nothing else keeps the optimiser
+// from reordering accesses that are independent within one thread. The others are pure.
+enum class LaneFunction { exchange, peer, vector_form };
+
+void describe(llvm::Function& function, LaneFunction kind) {
   function.setDoesNotThrow();
   function.setWillReturn();
-  function.setDoesNotAccessMemory();
-  if (convergent) function.setConvergent();
+  if (kind != LaneFunction::exchange) function.setDoesNotAccessMemory();
+  if (kind != LaneFunction::vector_form) function.setConvergent();
 }
 
 // Declares the scalar lane exchange `name` of `type` and its vector forms, and returns the
 // scalar one. Each vector parameter of the vector forms is the scalar one's, 32 wide.
-llvm::Function* declare_lane_function(llvm::Module& module, const char* name, llvm::FunctionType* type) {
+llvm::Function* declare_lane_function(llvm::Module& module, const char* name, llvm::FunctionType* type, LaneFunction kind) {
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   auto* scalar = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
-  describe(*scalar, true);
+  describe(*scalar, kind);
   llvm::LLVMContext& context = module.getContext();
   auto widen = [](llvm::Type* element) { return llvm::FixedVectorType::get(element, warp_lanes); };
   for (bool masked : {false, true}) {
@@ -51,7 +55,7 @@ llvm::Function* declare_lane_function(llvm::Module& module, const char* name, ll
     if (masked) parameters.push_back(widen(llvm::Type::getInt1Ty(context)));
     auto* vector_type = llvm::FunctionType::get(widen(type->getReturnType()), parameters, false);
     auto* vector = llvm::Function::Create(vector_type, llvm::GlobalValue::ExternalLinkage, vector_name(name, masked), module);
-    describe(*vector, false);
+    describe(*vector, LaneFunction::vector_form);
     // The vectoriser looks the forms up by name in the module; keep them until it has.
     llvm::appendToCompilerUsed(module, {vector});
   }
@@ -269,8 +273,8 @@ bool use_lane_exchanges(llvm::Function& function) {
   llvm::LLVMContext& context = module.getContext();
   auto* i32 = llvm::Type::getInt32Ty(context);
   auto* i64 = llvm::Type::getInt64Ty(context);
-  llvm::Function* exchange = declare_lane_function(module, lane_exchange, llvm::FunctionType::get(i32, {i64}, false));
-  llvm::Function* peer = declare_lane_function(module, lane_peer, llvm::FunctionType::get(i64, {i32, i64}, false));
+  llvm::Function* exchange = declare_lane_function(module, lane_exchange, llvm::FunctionType::get(i32, {i64}, false), LaneFunction::exchange);
+  llvm::Function* peer = declare_lane_function(module, lane_peer, llvm::FunctionType::get(i64, {i32, i64}, false), LaneFunction::peer);
   for (llvm::BasicBlock& block : function) {
     Value* offer = nullptr;
     for (llvm::Instruction& instruction : llvm::make_early_inc_range(block)) {
