@@ -41,20 +41,24 @@ void describe(llvm::Function& function, LaneFunction kind) {
   if (kind != LaneFunction::vector_form) function.setConvergent();
 }
 
+// A vector form's type: each parameter and the result of the scalar form 32 wide, then the lane
+// mask if `masked`.
+llvm::FunctionType* vector_form_type(llvm::FunctionType* scalar, bool masked) {
+  auto widen = [](llvm::Type* element) { return llvm::FixedVectorType::get(element, warp_lanes); };
+  std::vector<llvm::Type*> parameters;
+  for (llvm::Type* parameter : scalar->params()) parameters.push_back(widen(parameter));
+  if (masked) parameters.push_back(widen(llvm::Type::getInt1Ty(scalar->getContext())));
+  return llvm::FunctionType::get(widen(scalar->getReturnType()), parameters, false);
+}
+
 // Declares the scalar lane exchange `name` of `type` and its vector forms, and returns the
 // scalar one. Each vector parameter of the vector forms is the scalar one's, 32 wide.
 llvm::Function* declare_lane_function(llvm::Module& module, const char* name, llvm::FunctionType* type, LaneFunction kind) {
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   auto* scalar = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   describe(*scalar, kind);
-  llvm::LLVMContext& context = module.getContext();
-  auto widen = [](llvm::Type* element) { return llvm::FixedVectorType::get(element, warp_lanes); };
   for (bool masked : {false, true}) {
-    std::vector<llvm::Type*> parameters;
-    for (llvm::Type* parameter : type->params()) parameters.push_back(widen(parameter));
-    if (masked) parameters.push_back(widen(llvm::Type::getInt1Ty(context)));
-    auto* vector_type = llvm::FunctionType::get(widen(type->getReturnType()), parameters, false);
-    auto* vector = llvm::Function::Create(vector_type, llvm::GlobalValue::ExternalLinkage, vector_name(name, masked), module);
+    auto* vector = llvm::Function::Create(vector_form_type(type, masked), llvm::GlobalValue::ExternalLinkage, vector_name(name, masked), module);
     describe(*vector, LaneFunction::vector_form);
     // The vectoriser looks the forms up by name in the module; keep them until it has.
     llvm::appendToCompilerUsed(module, {vector});
@@ -194,11 +198,8 @@ bool call_atomics(llvm::Function& function) {
     builder.Insert(performed);
     builder.CreateRet(swap != nullptr ? builder.CreateExtractValue(performed, 0) : performed);
     for (bool masked : {false, true}) {
-      std::vector<llvm::Type*> vector_types;
-      for (llvm::Type* type : types) vector_types.push_back(llvm::FixedVectorType::get(type, warp_lanes));
-      if (masked) vector_types.push_back(llvm::FixedVectorType::get(builder.getInt1Ty(), warp_lanes));
-      auto* vector = llvm::Function::Create(llvm::FunctionType::get(llvm::FixedVectorType::get(result, warp_lanes), vector_types, false),
-                                            llvm::GlobalValue::InternalLinkage, vector_name(scalar->getName(), masked), module);
+      auto* vector = llvm::Function::Create(vector_form_type(scalar->getFunctionType(), masked), llvm::GlobalValue::InternalLinkage,
+                                            vector_name(scalar->getName(), masked), module);
       llvm::IRBuilder<> lanes(llvm::BasicBlock::Create(module.getContext(), "entry", vector));
       Value* answers = llvm::PoisonValue::get(vector->getReturnType());
       for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
