@@ -3,7 +3,8 @@
 // lane a constant, a kernel parameter or a value each lane computes; votes, ballots, matches
 // and reductions; __syncwarp between shared-memory stores and loads; a lane-0 store; lanes that
 // took different branches before a shuffle; shuffles on both sides of a barrier and in the
-// last warp only; and shuffles in a loop whose trip count comes from a parameter. Blocks of
+// last warp only; atomics; a loop before the shuffles; and shuffles in a loop whose trip count
+// comes from a parameter. Blocks of
 // 64 x 1 and 32 x 3 threads. Expected values are computed here from the documented lane
 // arithmetic.
 #include "check.h"
@@ -95,6 +96,17 @@ __global__ void warp_atomics(const unsigned* in, unsigned* total, unsigned* tick
   if (lane_of_thread() == 0) atomicAdd(total, value);
   tickets[t] = atomicAdd(counter, 1u);
   found[t] = atomicCAS(&slots[t], 0u, static_cast<unsigned>(t) + 1);
+}
+
+// A warp per row: each lane sums every 32nd value of the row in a loop, then the warp sums the
+// lanes' sums with shuffles.
+__global__ void row_sums(const unsigned* values, unsigned* sums, int width) {
+  const unsigned local = threadIdx.x + threadIdx.y * blockDim.x;
+  const unsigned row = (blockIdx.x * blockDim.x * blockDim.y + local) / 32, lane = lane_of_thread();
+  unsigned sum = 0;
+  for (int column = static_cast<int>(lane); column < width; column += 32) sum += values[row * width + column] * (column + 1);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(kFull, sum, offset);
+  if (lane == 0) sums[row] = sum;
 }
 
 // A shuffle in a loop: the trip count comes from a parameter.
@@ -220,6 +232,27 @@ int main() {
                want_after);
       }
       for (unsigned* pointer : {d_total, d_tickets, d_counter, d_slots, d_found}) CHECK(cudaFree(pointer));
+    }
+
+    {
+      const int width = 77;
+      std::vector<unsigned> values(warps * width);
+      for (size_t index = 0; index < values.size(); ++index) values[index] = static_cast<unsigned>(index * 2654435761u >> 7);
+      unsigned *d_values = nullptr, *d_sums = nullptr;
+      CHECK(cudaMalloc(&d_values, values.size() * sizeof(unsigned)));
+      CHECK(cudaMalloc(&d_sums, warps * sizeof(unsigned)));
+      CHECK(cudaMemcpy(d_values, values.data(), values.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
+      row_sums<<<kBlocks, block>>>(d_values, d_sums, width);
+      CHECK_LAUNCH();
+      std::vector<unsigned> sums(warps);
+      CHECK(cudaMemcpy(sums.data(), d_sums, warps * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      for (int row = 0; row < warps; ++row) {
+        unsigned want = 0;
+        for (int column = 0; column < width; ++column) want += values[row * width + column] * static_cast<unsigned>(column + 1);
+        if (sums[row] != want) FAIL("%ux%u block, row %d: sum %#x, want %#x", shape[0], shape[1], row, sums[row], want);
+      }
+      CHECK(cudaFree(d_values));
+      CHECK(cudaFree(d_sums));
     }
 
     const int trips = 37;

@@ -1,12 +1,16 @@
 #include "target/host/barrier_regions.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/PostDominators.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Utils/PromoteMemToReg.h>
@@ -523,6 +527,60 @@ bool has_cycle(const std::vector<const llvm::BasicBlock*>& blocks) {
   return false;
 }
 
+// The vectoriser takes no loop inside the loop over a warp's lanes. A loop beside a warp's
+// collectives (`for (i = lane; i < n; i += 32) sum += x[i];` before a shuffle reduction) gets a
+// region of its own, cut where every thread passes before and after it: at the outermost pair
+// of blocks around it that are entered and left together (the first dominates the second, which
+// post-dominates the first) with no collective or barrier between them. Between block barriers
+// threads may run in any order, so a kernel without races gives the same answers with the cut.
+void cut_around_loops(llvm::Function& kernel, llvm::Function* barrier) {
+  llvm::DominatorTree dominators(kernel);
+  llvm::PostDominatorTree post_dominators(kernel);
+  llvm::LoopInfo loops(dominators);
+  auto holds_cut = [&](const llvm::BasicBlock& block) {
+    return std::any_of(block.begin(), block.end(), [&](const llvm::Instruction& instruction) {
+      const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+      return is_lane_exchange(instruction) || (call != nullptr && call->getCalledFunction() == barrier);
+    });
+  };
+  // Whether the blocks a thread may run from `entered` until it reaches `left` hold a cut.
+  auto cut_between = [&](llvm::BasicBlock* entered, llvm::BasicBlock* left) {
+    std::vector<llvm::BasicBlock*> pending{entered};
+    std::unordered_set<llvm::BasicBlock*> seen{entered, left};
+    while (!pending.empty()) {
+      llvm::BasicBlock* block = pending.back();
+      pending.pop_back();
+      if (holds_cut(*block)) return true;
+      for (llvm::BasicBlock* successor : llvm::successors(block))
+        if (seen.insert(successor).second) pending.push_back(successor);
+    }
+    return false;
+  };
+  std::set<std::pair<llvm::BasicBlock*, llvm::BasicBlock*>> around;  // entered, left
+  for (llvm::Loop* loop : loops) {
+    llvm::BasicBlock* header = loop->getHeader();
+    std::optional<std::pair<llvm::BasicBlock*, llvm::BasicBlock*>> widest;
+    for (llvm::DomTreeNode* before = dominators.getNode(header)->getIDom(); before != nullptr; before = before->getIDom()) {
+      llvm::BasicBlock* entered = before->getBlock();
+      llvm::DomTreeNode* after = post_dominators.getNode(entered)->getIDom();
+      while (after != nullptr && after->getBlock() != nullptr && !dominators.dominates(entered, after->getBlock())) after = after->getIDom();
+      if (after == nullptr || after->getBlock() == nullptr) continue;  // the kernel may end on the way
+      llvm::BasicBlock* left = after->getBlock();
+      if (!post_dominators.dominates(left, header) || loops.getLoopFor(entered) != nullptr || loops.getLoopFor(left) != nullptr) continue;
+      if (cut_between(entered, left)) break;
+      widest = std::make_pair(entered, left);
+    }
+    if (widest) around.insert(*widest);
+  }
+  auto* i32 = llvm::Type::getInt32Ty(kernel.getContext());
+  auto cut = [&](llvm::Instruction* at) { llvm::CallInst::Create(barrier, {kernel.getArg(0), llvm::ConstantInt::get(i32, 0)}, "", at->getIterator()); };
+  for (auto [entered, left] : around) {
+    // In a block of its own: the kernel's first block holds only its allocations.
+    cut(llvm::SplitBlock(entered, entered->getTerminator())->getTerminator());
+    cut(&*left->getFirstInsertionPt());
+  }
+}
+
 // The steps both ways of splitting share, once the kernel holds all its cut points itself.
 ResumableKernel split(llvm::Function& kernel, CutPoints cuts) {
   promote_registers(kernel);
@@ -576,7 +634,13 @@ std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel) {
   if (!BarrierReach(CutPoints{nullptr, cuts.exchange}).reaches(kernel)) return std::nullopt;
   BarrierReach reach(cuts);
   if (!inline_barrier_paths(kernel, reach) || !use_lane_exchanges(kernel)) return std::nullopt;
-  ResumableKernel result = split(kernel, CutPoints{cuts.barrier, nullptr});
+  llvm::LLVMContext& context = kernel.getContext();
+  auto* barrier = llvm::cast<llvm::Function>(
+      kernel.getParent()
+          ->getOrInsertFunction(intrinsics::barrier, llvm::Type::getVoidTy(context), llvm::PointerType::get(context, 0), llvm::Type::getInt32Ty(context))
+          .getCallee());
+  cut_around_loops(kernel, barrier);
+  ResumableKernel result = split(kernel, CutPoints{barrier, nullptr});
   // The vectoriser takes no loop with a loop inside; threads that part ways would need rounds,
   // which run one thread at a time.
   bool whole = true;
