@@ -628,10 +628,16 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
   return split(kernel, cuts);
 }
 
-std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel) {
-  CutPoints cuts{kernel.getParent()->getFunction(intrinsics::barrier), kernel.getParent()->getFunction(intrinsics::warp_exchange)};
-  if (cuts.exchange == nullptr) return std::nullopt;
-  if (!BarrierReach(CutPoints{nullptr, cuts.exchange}).reaches(kernel)) return std::nullopt;
+std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& original) {
+  CutPoints cuts{original.getParent()->getFunction(intrinsics::barrier), original.getParent()->getFunction(intrinsics::warp_exchange)};
+  if (cuts.exchange == nullptr || !BarrierReach(CutPoints{nullptr, cuts.exchange}).reaches(original)) return std::nullopt;
+  llvm::ValueToValueMapTy copies;
+  llvm::Function& kernel = *llvm::CloneFunction(&original, copies);
+  // The copy's body moves into the resumable function, or goes with the copy.
+  struct Discard {
+    llvm::Function& copy;
+    ~Discard() { copy.eraseFromParent(); }
+  } discard{kernel};
   BarrierReach reach(cuts);
   if (!inline_barrier_paths(kernel, reach) || !use_lane_exchanges(kernel)) return std::nullopt;
   llvm::LLVMContext& context = kernel.getContext();

@@ -88,10 +88,11 @@ struct ResumableKernel {
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
                                                 DiagnosticSink& diagnostics);
 
-// The kernel, which reaches a warp exchange, cut at its block barriers only, its exchanges left
-// in place as lane exchanges (see warp_lanes.h), and around the loops beside them. Returns
-// nothing when that cannot run: the threads of a region may part ways, or a region with
-// exchanges has a loop.
+// A copy of the kernel, if it reaches a warp exchange, cut at its block barriers only, its
+// exchanges left in place as lane exchanges (see warp_lanes.h), and around the loops beside
+// them; the kernel itself stays as it is. Returns nothing when the kernel reaches no exchange or
+// the copy cannot run: the threads of a region may part ways, or a region with exchanges has a
+// loop.
 std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel);
 
 // The block of the resumable function where `resume_point` starts.

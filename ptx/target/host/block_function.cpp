@@ -6,7 +6,6 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
-#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
@@ -166,11 +165,15 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
       "thread_storage");
   storage->setAlignment(llvm::Align(16));
   auto* states = builder.CreateAlloca(i32, threads, "resume_points");
-  builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
-  Value* exchange_bytes = exchange_area_bytes(builder, threads);
-  auto* exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_bytes, "warp_exchange");
-  exchange->setAlignment(llvm::Align(16));
-  builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
+  // By warps there are no rounds: a resume point is read only after the loop that wrote it, and
+  // exchanges need no area.
+  llvm::AllocaInst* exchange = nullptr;
+  if (!by_warps) {
+    builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
+    exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_area_bytes(builder, threads), "warp_exchange");
+    exchange->setAlignment(llvm::Align(16));
+    builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
+  }
   auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
   // Where the unfinished threads stand: the lowest and highest resume point reached
   // (thread_finished when all have finished), the range of their linear indices and how many
@@ -434,16 +437,10 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   const bool rotates = may_rotate(kernel_blocks);
   // A kernel with warp exchanges is split twice: for warps as vectors, which blocks of whole
   // warps take while its switch is on, and region by region for every block.
-  std::optional<ResumableKernel> by_warps;
-  if (module.getFunction(intrinsics::warp_exchange) != nullptr) {
-    llvm::ValueToValueMapTy copies;
-    llvm::Function* copy = llvm::CloneFunction(&kernel, copies);
-    by_warps = split_for_warp_lanes(*copy);
-    copy->eraseFromParent();
-    if (by_warps && by_warps->regions.size() > most_regions_inlined) {
-      by_warps->function->eraseFromParent();
-      by_warps.reset();
-    }
+  std::optional<ResumableKernel> by_warps = split_for_warp_lanes(kernel);
+  if (by_warps && by_warps->regions.size() > most_regions_inlined) {
+    by_warps->function->eraseFromParent();
+    by_warps.reset();
   }
   std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
 
