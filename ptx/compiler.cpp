@@ -160,7 +160,7 @@ void dump_unoptimized_ir(Compilation& compilation) { write_ir(compilation, ".uno
 void dump_optimized_ir(Compilation& compilation) { write_ir(compilation, ".optimized.ll"); }
 
 void host_optimize(Compilation& compilation) {
-  host::optimize(*compilation.ir, *compilation.machine, compilation.options.optimization_level);
+  host::optimize(*compilation.ir, *compilation.machine, compilation.options.optimization_level, compilation.options.cancelled);
 }
 
 void host_emit_object(Compilation& compilation) {
@@ -303,6 +303,10 @@ CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_te
   try {
     for (const Pass& pass : pipeline) {
       current = pass.name;
+      if (options.cancelled && options.cancelled->load(std::memory_order_relaxed)) {
+        compilation.diagnostics.error(SourceLocation{0, 0}, std::string("compile cancelled before ") + pass.name);
+        break;
+      }
       auto start = std::chrono::steady_clock::now();
       pass.run(compilation);
       std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;

@@ -2,6 +2,7 @@
 // command-line tool see PTX text go in and a relocatable object plus a description come out.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -59,7 +60,11 @@ enum class Target { host, amdgpu };
 struct CompileOptions {
   Target target = Target::host;
   std::string file_name = "<ptx>";  // used in diagnostics
-  int optimization_level = 3;       // 0..3
+  // 0..3. On the host, 1 is the quick first tier of the runtime's tiered compilation
+  // (runtime/tier_up.h): only the passes that make the lowering's registers into values and fold
+  // what it repeats, and fast instruction selection. It compiles about four times faster than 3
+  // and its code runs several times slower.
+  int optimization_level = 3;
   // Target::amdgpu: the processor (gfx1100, gfx90a, ...; wave32 on gfx10+, wave64 before) and
   // the code object version, 5 or 4 (what ROCm before 5.3 reads). The object is then a linked
   // code object for hipModuleLoadData.
@@ -70,6 +75,9 @@ struct CompileOptions {
   std::vector<std::string> kernels;
   // When set, the LLVM IR goes to PREFIX.unoptimized.ll and PREFIX.optimized.ll (XCUDA_DUMP_DIR).
   std::string ir_dump_prefix;
+  // When given and it turns true, the compile skips its remaining optimisations and stops before
+  // the next stage, failing with a diagnostic that says so: a background compile at exit.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 // How long one pass of the pipeline took (`xcuda compile --time-passes`), wall-clock seconds.

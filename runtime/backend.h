@@ -34,6 +34,10 @@ class LoadedKernel {
  public:
   virtual ~LoadedKernel() = default;
   virtual const ptx::KernelInfo& info() const = 0;
+  // Runs `better`'s machine code from now on, in launches already queued and in blocks of a
+  // running launch not yet started: `better` is this kernel compiled again, optimised, and
+  // outlives this one. False where the backend cannot switch code.
+  virtual bool adopt_code(const LoadedKernel& /*better*/) { return false; }
 };
 
 // Machine code for one module, linked and resident on a device.

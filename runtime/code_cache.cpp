@@ -190,19 +190,27 @@ CodeCache* code_cache() {
   return instance;
 }
 
-CachedCompile compile_with_cache(std::string_view ptx_text, const ptx::CompileOptions& options) {
-  CachedCompile result;
+std::optional<CachedCompile> find_cached(std::string_view ptx_text, const ptx::CompileOptions& options) {
   CodeCache* cache = code_cache();
+  if (!cache) return std::nullopt;
+  CachedCompile result;
   result.key = CodeCache::key(ptx_text, options);
-  if (cache) {
-    if (auto found = cache->find(result.key)) {
-      result.compiled = std::move(*found);
-      result.from_cache = true;
-      return result;
-    }
-  }
+  std::optional<ptx::CompileResult> found = cache->find(result.key);
+  if (!found) return std::nullopt;
+  result.compiled = std::move(*found);
+  result.from_cache = true;
+  return result;
+}
+
+CachedCompile compile_with_cache(std::string_view ptx_text, const ptx::CompileOptions& options) {
+  if (std::optional<CachedCompile> cached = find_cached(ptx_text, options)) return std::move(*cached);
+  CachedCompile result;
+  result.key = CodeCache::key(ptx_text, options);
   result.compiled = ptx::compile(ptx_text, options);
-  if (cache && result.compiled.ok()) cache->store(result.key, result.compiled);
+  // A compile cancelled while it emitted code may have skipped optimisations.
+  bool cancelled = options.cancelled && options.cancelled->load(std::memory_order_relaxed);
+  if (CodeCache* cache = code_cache(); cache && result.compiled.ok() && !cancelled)
+    cache->store(result.key, result.compiled);
   return result;
 }
 

@@ -62,6 +62,8 @@ struct CachedCompile {
 
 // ptx::compile through the process's cache. Failed compiles are never stored.
 CachedCompile compile_with_cache(std::string_view ptx_text, const ptx::CompileOptions& options);
+// The cached result only: nothing when the cache is off or lacks the entry.
+std::optional<CachedCompile> find_cached(std::string_view ptx_text, const ptx::CompileOptions& options);
 
 // Runs work(0) … work(count - 1), each once, on up to one thread per core: compiling is
 // CPU-bound and independent per unit. Returns how many threads ran.

@@ -125,6 +125,7 @@ Environment read_environment() {
   }
   parse_switch(environment, "XCUDA_TRACE", environment.trace);
   parse_switch(environment, "XCUDA_EAGER", environment.eager);
+  parse_switch(environment, "XCUDA_TIERED", environment.tiered);
   parse_switch(environment, "XCUDA_PERF_MAP", environment.perf_map);
   if (const char* value = variable("XCUDA_DUMP_DIR")) environment.dump_directory = value;
   if (const char* value = variable("XCUDA_POOL_SIZE")) {

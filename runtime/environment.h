@@ -28,6 +28,9 @@ struct Environment {
   uint64_t cache_max_bytes = uint64_t{1} << 30;  // XCUDA_CACHE_MAX_SIZE: bytes, or with K|M|G
   bool trace = false;             // XCUDA_TRACE: 1|0, log every Driver API call
   bool eager = false;             // XCUDA_EAGER: 1|0, compile every kernel when a module loads
+  // XCUDA_TIERED: 1|0, on the host compile each kernel quickly first and optimised in the
+  // background (runtime/tier_up.h); 0 compiles it optimised before its first launch.
+  bool tiered = true;
   bool perf_map = false;          // XCUDA_PERF_MAP: 1|0, name kernels' code for perf(1)
   std::string dump_directory;     // XCUDA_DUMP_DIR: where each module's PTX and object go
   // XCUDA_POOL_SIZE: bytes, or with K|M|G; the most freed device memory kept for reuse

@@ -9,8 +9,24 @@
 #include "runtime/linker.h"
 #include "runtime/log.h"
 #include "runtime/memory.h"
+#include "runtime/tier_up.h"
 
 namespace xcuda::runtime {
+
+namespace {
+
+// The backend loads one module at a time; the background compile links too.
+std::mutex& link_mutex() {
+  static auto& mutex = *new std::mutex;
+  return mutex;
+}
+
+Expected<std::unique_ptr<LoadedModule>> load_module(int device, ptx::CompileResult compiled) {
+  std::lock_guard lock(link_mutex());
+  return backend().load_module(device, std::move(compiled));
+}
+
+}  // namespace
 
 HandleRegistry<Module>& live_modules() {
   static auto& registry = *new HandleRegistry<Module>;
@@ -53,6 +69,11 @@ Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, st
 
 Module::~Module() {
   live_modules().remove(this);
+  for (Unit& unit : units_) {
+    if (!unit.tier_up) continue;
+    std::lock_guard lock(unit.tier_up->mutex);
+    unit.tier_up->cancelled = true;
+  }
   if (globals_registered_)
     for (const ptx::GlobalInfo& global : info_.globals)
       if (Expected<void*> address = units_.front().loaded->global(global.name))
@@ -118,9 +139,10 @@ Status Module::prepare(std::vector<Unit*> units) {
     if (!unit->loaded && !unit->failure) pending.push_back(unit);
   std::vector<CachedCompile> results(pending.size());
   std::vector<double> milliseconds(pending.size());
+  std::unique_ptr<bool[]> quick(new bool[pending.size()]);
   run_in_parallel(pending.size(), [&](size_t index) {
     auto start = std::chrono::steady_clock::now();
-    results[index] = compile_with_cache(*ptx_, pending[index]->options);
+    results[index] = compile_first(*pending[index], quick[index]);
     milliseconds[index] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   });
@@ -128,13 +150,61 @@ Status Module::prepare(std::vector<Unit*> units) {
   for (size_t index = 0; index < pending.size(); ++index) {
     CachedCompile& result = results[index];
     const char* state = !code_cache() ? "cache off" : result.from_cache ? "cache hit" : "cache miss";
-    logger().info("{}: {}, {}, {:.1f} ms", origin_, state, describe(*pending[index]),
-                  milliseconds[index]);
+    logger().info("{}: {}, {}{}, {:.1f} ms", origin_, state, describe(*pending[index]),
+                  quick[index] ? ", first tier" : "", milliseconds[index]);
     link(*pending[index], std::move(result.compiled));
+    if (quick[index] && pending[index]->loaded) tier_up(*pending[index]);
   }
   for (const Unit* unit : units)
     if (unit->failure) return *unit->failure;
   return {};
+}
+
+CachedCompile Module::compile_first(const Unit& unit, bool& quick) const {
+  quick = false;
+  // Eager loading asked to pay for compiling at load; a unit with globals is linked once.
+  bool tiered = environment().tiered && !environment().eager && !unit.options.kernels.empty() &&
+                unit.options.target == ptx::Target::host;
+  if (tiered) {
+    if (std::optional<CachedCompile> cached = find_cached(*ptx_, unit.options)) return std::move(*cached);
+    quick = true;
+    ptx::CompileOptions first = unit.options;
+    first.optimization_level = 1;
+    return compile_with_cache(*ptx_, first);
+  }
+  return compile_with_cache(*ptx_, unit.options);
+}
+
+void Module::tier_up(Unit& unit) {
+  unit.tier_up = std::make_shared<TierUp>();
+  run_in_background([tier_up = unit.tier_up, ptx = ptx_, options = unit.options,
+                     quick = unit.loaded.get(), device = context_.device(),
+                     origin = origin_](const std::atomic<bool>& stopping) mutable {
+    auto start = std::chrono::steady_clock::now();
+    options.cancelled = &stopping;
+    CachedCompile result = compile_with_cache(*ptx, options);
+    if (stopping.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(tier_up->mutex);
+    if (tier_up->cancelled) return;
+    const std::string& name = options.kernels.front();
+    if (!result.compiled.ok()) {
+      logger().warn("{}: kernel {} keeps its first tier's code: the optimised compile failed: {}",
+                    origin, name, result.compiled.diagnostics.front().to_string());
+      return;
+    }
+    Expected<std::unique_ptr<LoadedModule>> optimized = load_module(device, std::move(result.compiled));
+    Expected<LoadedKernel*> better = optimized ? (*optimized)->kernel(name) : optimized.error();
+    Expected<LoadedKernel*> current = quick->kernel(name);
+    if (!better || !current || !(*current)->adopt_code(**better)) {
+      logger().warn("{}: kernel {} keeps its first tier's code: {}", origin, name,
+                    !better ? better.error().message : "the optimised code expects another frame");
+      return;
+    }
+    tier_up->optimized = std::move(*optimized);
+    logger().info("{}: kernel {} runs optimised code from now on ({}, {:.1f} ms in the background)", origin, name,
+                  result.from_cache ? "cache hit" : "cache miss",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  });
 }
 
 void Module::link(Unit& unit, ptx::CompileResult compiled) {
@@ -145,7 +215,7 @@ void Module::link(Unit& unit, ptx::CompileResult compiled) {
     return;
   }
   dump_object(unit.options.ir_dump_prefix, compiled);
-  auto loaded = backend().load_module(context_.device(), std::move(compiled));
+  auto loaded = load_module(context_.device(), std::move(compiled));
   if (!loaded) {
     logger().error("{}: {}", origin_, loaded.error().message);
     unit.failure = loaded.error();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/code_cache.h"
 #include "runtime/context.h"
 #include "runtime/handles.h"
 
@@ -48,7 +49,8 @@ struct GlobalVariable {
 // How a module is compiled: one unit per kernel (with the functions it calls), in the order of
 // `info.kernels`, so that a launch waits for its own kernel only. A module with .global or
 // .const variables is one unit instead: each unit is linked on its own, and the kernels must
-// share one copy of those variables. Each unit is its own code-cache entry.
+// share one copy of those variables. Each unit is its own code-cache entry. On the host a
+// kernel's unit is compiled in two tiers (tier_up.h).
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base);
 
@@ -78,12 +80,21 @@ class Module {
   bool kernel_loaded(std::string_view name);
 
  private:
+  // The optimised code of a unit whose kernels run the first tier's, once the background
+  // compile has linked it; shared with that compile, which a module unloaded meanwhile cancels.
+  struct TierUp {
+    std::mutex mutex;
+    bool cancelled = false;
+    std::unique_ptr<LoadedModule> optimized;
+  };
+
   struct Unit {
-    ptx::CompileOptions options;
+    ptx::CompileOptions options;  // the optimised tier's
     std::unique_ptr<LoadedModule> loaded;
     // A unit that failed to compile or link fails every later use the same way, without
     // compiling again.
     std::optional<Error> failure;
+    std::shared_ptr<TierUp> tier_up;  // set when `loaded` holds the first tier's code
   };
 
   // The unit that compiles kernel `name`. mutex_ held.
@@ -93,7 +104,12 @@ class Module {
          std::string key, ptx::ModuleInfo info);
   // Compiles, in parallel, and links whichever of `units` are not linked yet. mutex_ held.
   Status prepare(std::vector<Unit*> units);
+  // The unit's first object: the first tier's where tiering applies and the cache lacks the
+  // optimised one. Sets `quick` accordingly.
+  CachedCompile compile_first(const Unit& unit, bool& quick) const;
   void link(Unit& unit, ptx::CompileResult compiled);
+  // Queues the optimised compile of a unit that runs the first tier's code.
+  void tier_up(Unit& unit);
   std::string describe(const Unit& unit) const;
 
   Context& context_;

@@ -132,7 +132,7 @@ void HostQueue::launch(LoadedKernel& kernel, const LaunchShape& shape,
   enqueue([this, host_kernel, shape, parameters = std::move(parameters)]() -> Status {
     GridWork work;
     work.kernel_name = host_kernel->info().name;
-    work.function = host_kernel->function();
+    work.function = &host_kernel->function();
     work.parameters = parameters.data();
     work.shape = shape;
     work.static_shared_bytes = host_kernel->info().static_shared_bytes;

@@ -298,7 +298,7 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
     const uint64_t end = std::min(first + blocks_per_claim, grid.block_count);
     const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
     Interruption interruption{};
-    if (run_blocks(grid.work.function, grid.work.parameters, frame, first, end, shape.grid[0], shape.grid[1], grid.stopped,
+    if (run_blocks(grid.work.function->load(std::memory_order_acquire), grid.work.parameters, frame, first, end, shape.grid[0], shape.grid[1], grid.stopped,
                    interruption)) {
       if (grid.stopped.load(std::memory_order_relaxed)) return;
       if (timed)

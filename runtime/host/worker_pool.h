@@ -27,7 +27,7 @@ using BlockFunction = void (*)(const uint8_t* parameters, const ptx::host_abi::B
 // What a launch needs to know about the code it runs.
 struct GridWork {
   std::string_view kernel_name;  // for error messages
-  BlockFunction function = nullptr;
+  const std::atomic<BlockFunction>* function = nullptr;  // read again for each claim of blocks
   const uint8_t* parameters = nullptr;
   LaunchShape shape;
   uint32_t static_shared_bytes = 0;

@@ -20,11 +20,15 @@
 #               compiles that one only
 #   eager       (the same program) XCUDA_EAGER=1 compiles all 60 kernels at load, and the
 #               entries serve a later lazy run
+#   tiered      on an empty cache, the first launches run the quick first tier's code; once the
+#               cache holds the optimised objects, the first tier is skipped
+# Every scenario but the last runs with tiered compilation off, so that each kernel is one
+# optimised compile whose entry the scenario can count.
 set -u
 scenario=$1 work=$2 program=$3 xcuda=${4:-}
 cache=$work/cache
 rm -rf "$work" && mkdir -p "$work" || exit 1
-export XCUDA_CACHE_DIR=$cache XCUDA_LOG=info
+export XCUDA_CACHE_DIR=$cache XCUDA_LOG=info XCUDA_TIERED=0
 runs=0
 
 fail() { echo "FAIL ($scenario): $*"; exit 1; }
@@ -185,6 +189,14 @@ case $scenario in
     run_program
     expect_count "$log" "cache hit" 60
     expect_not_in "$log" "cache miss"
+    ;;
+  tiered)
+    XCUDA_TIERED=1 run_program
+    expect_in "$log" "cache miss, .*, first tier"
+    run_program
+    XCUDA_TIERED=1 run_program
+    expect_only_hits "$log"
+    expect_not_in "$log" "first tier"
     ;;
   *) fail "unknown scenario" ;;
 esac

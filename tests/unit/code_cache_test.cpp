@@ -3,16 +3,22 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "runtime/cache_format.h"
 #include "runtime/code_cache.h"
 #include "runtime/module.h"
+#include "runtime/tier_up.h"
 
 namespace xcuda::runtime {
 namespace {
@@ -264,6 +270,41 @@ TEST(CompileWithCache, FailedCompilesAreNotStored) {
   EXPECT_FALSE(fs::exists(code_cache()->entry_path(result.key)));
 }
 
+// A compile cancelled before it starts fails saying so, and nothing is stored; one cancelled while
+// it emits code may have skipped optimisations and is not stored either.
+TEST(CompileWithCache, CancelledCompilesFailAndAreNotStored) {
+  std::ifstream in(XCUDA_SAXPY_PTX);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::atomic<bool> cancelled{true};
+  ptx::CompileOptions options;
+  options.cancelled = &cancelled;
+  CachedCompile result = compile_with_cache(text, options);
+  ASSERT_FALSE(result.compiled.ok());
+  EXPECT_NE(result.compiled.diagnostics.front().message.find("compile cancelled"), std::string::npos);
+  ASSERT_NE(code_cache(), nullptr);
+  EXPECT_FALSE(fs::exists(code_cache()->entry_path(result.key)));
+  EXPECT_FALSE(find_cached(text, options).has_value());
+  cancelled = false;
+  CachedCompile uncancelled = compile_with_cache(text, options);
+  EXPECT_TRUE(uncancelled.compiled.ok());
+  EXPECT_TRUE(find_cached(text, options).has_value());
+  fs::remove_all(process_cache_directory);
+}
+
+// The quick first tier and the optimised tier are separate entries of the same kernels.
+TEST(CompileWithCache, TiersAreSeparateEntries) {
+  std::ifstream in(XCUDA_SAXPY_PTX);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ptx::CompileOptions optimised, quick;
+  quick.optimization_level = 1;
+  EXPECT_NE(CodeCache::key(text, optimised), CodeCache::key(text, quick));
+  CachedCompile first = compile_with_cache(text, quick);
+  ASSERT_TRUE(first.compiled.ok());
+  EXPECT_FALSE(find_cached(text, optimised).has_value());
+  EXPECT_EQ(first.compiled.module.kernels.size(), 1u);
+  fs::remove_all(process_cache_directory);
+}
+
 // Two kernels: `uses_helper` calls a .func that calls a function no target provides, so it
 // cannot be compiled; `alone` reaches neither and must compile without them.
 constexpr std::string_view two_kernels = R"(
@@ -374,6 +415,50 @@ TEST(CompileUnits, OnePerKernelUnlessTheModuleHasGlobals) {
   units = compile_units(info, base);
   ASSERT_EQ(units.size(), 1u);
   EXPECT_TRUE(units[0].kernels.empty());
+}
+
+TEST(RunInBackground, RunsJobsInOrderOnOneOtherThread) {
+  std::mutex mutex;
+  std::condition_variable done;
+  std::vector<int> order;
+  std::set<std::thread::id> threads;
+  for (int job = 0; job < 20; ++job)
+    run_in_background([&, job](const std::atomic<bool>& stopping) {
+      EXPECT_FALSE(stopping.load());
+      std::lock_guard lock(mutex);
+      order.push_back(job);
+      threads.insert(std::this_thread::get_id());
+      done.notify_all();
+    });
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(30), [&] { return order.size() == 20; }));
+  for (int job = 0; job < 20; ++job) EXPECT_EQ(order[job], job);
+  EXPECT_EQ(threads.size(), 1u);
+  EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u);
+}
+
+// The thread that queued a job ends: the running job sees `stopping` and is waited for, the
+// queued ones are dropped, and a later job starts the compile thread again.
+TEST(RunInBackground, AThreadThatEndsStopsItsJobs) {
+  std::atomic<bool> running{false}, saw_stopping{false}, dropped_ran{false};
+  std::thread queuer([&] {
+    run_in_background([&](const std::atomic<bool>& stopping) {
+      running = true;
+      while (!stopping.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      saw_stopping = true;
+    });
+    run_in_background([&](const std::atomic<bool>&) { dropped_ran = true; });
+    while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  queuer.join();
+  EXPECT_TRUE(saw_stopping);
+  EXPECT_FALSE(dropped_ran);
+  std::atomic<bool> later_ran{false};
+  std::thread again([&] { run_in_background([&](const std::atomic<bool>&) { later_ran = true; }); });
+  again.join();  // stops the compile thread once more, after the job or before it started
+  std::promise<void> finished;
+  run_in_background([&](const std::atomic<bool>&) { finished.set_value(); });
+  EXPECT_EQ(finished.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
 }
 
 TEST(RunInParallel, RunsEveryIndexOnce) {

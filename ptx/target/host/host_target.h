@@ -3,6 +3,7 @@
 // compiler's pipeline (see compiler.cpp).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -43,7 +44,9 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
 // nullptr and a diagnostic when the host has no usable LLVM target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
 
-void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level);
+// `cancelled`, when given and true, skips the passes not yet run that LLVM may skip.
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level,
+              const std::atomic<bool>* cancelled = nullptr);
 
 std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, DiagnosticSink& diagnostics);
 

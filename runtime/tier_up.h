@@ -1,0 +1,22 @@
+// Tiered compilation on the host. A kernel's first launch waits only for the quick first tier
+// (ptx optimisation level 1, about a quarter of the optimised compile's time, with code several
+// times slower); one thread in the background then compiles the kernel again, optimised, and
+// hands that code to the running kernel (LoadedKernel::adopt_code), so that later launches, and
+// the blocks of a running launch not yet started, run it. Where the code cache already holds the
+// optimised object, the first tier is skipped. So is a module with .global or .const variables:
+// the optimised object would bring a second copy of them. XCUDA_TIERED=0 turns tiering off.
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+namespace xcuda::runtime {
+
+// Runs `job` on the background compile thread, after the jobs queued before it. When the thread
+// that queued it ends, or calls exit(), the jobs not yet started are dropped and the running one
+// is waited for, so that no compile is cut off inside LLVM while the process tears down;
+// `stopping` turns true then, for the job to hand to its compile (ptx::CompileOptions::cancelled)
+// so that the wait is short.
+void run_in_background(std::function<void(const std::atomic<bool>& stopping)> job);
+
+}  // namespace xcuda::runtime
