@@ -1,5 +1,7 @@
 #include "runtime/tier_up.h"
 
+#include <pthread.h>
+
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -8,74 +10,88 @@
 namespace xcuda::runtime {
 namespace {
 
+using Job = std::function<void(const std::atomic<bool>&)>;
+
 // One thread: a second tier's compile competes with kernels for the cores, and one at a time
 // keeps the first kernels launched first in line.
 class BackgroundCompiler {
  public:
+  BackgroundCompiler() {
+    // A child of fork() has no compile thread, and another thread of the parent may have held
+    // the locks: it starts afresh, leaving the parent's state behind unused.
+    pthread_atfork(nullptr, nullptr, [] { instance().state_ = new State; });
+  }
   ~BackgroundCompiler() { stop(); }
 
-  void add(std::function<void(const std::atomic<bool>&)> job) {
-    std::lock_guard lock(mutex_);
-    jobs_.push_back(std::move(job));
-    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
-    job_added_.notify_one();
+  static BackgroundCompiler& instance() {
+    static BackgroundCompiler compiler;
+    return compiler;
+  }
+
+  void add(Job job) {
+    State& state = *state_;
+    std::lock_guard lock(state.mutex);
+    state.jobs.push_back(std::move(job));
+    if (!state.thread.joinable()) state.thread = std::thread([&state] { run(state); });
+    state.job_added.notify_one();
   }
 
   // Cancels the running job, drops the queued ones and waits for the thread to end. A later
   // job starts it again.
   void stop() {
-    std::lock_guard stopping(stop_mutex_);
+    State& state = *state_;
+    std::lock_guard stopping(state.stop_mutex);
     {
-      std::lock_guard lock(mutex_);
-      if (!thread_.joinable()) return;
-      stopping_ = true;
-      jobs_.clear();
-      stopping_flag_.store(true, std::memory_order_relaxed);
+      std::lock_guard lock(state.mutex);
+      if (!state.thread.joinable()) return;
+      state.stopping = true;
+      state.jobs.clear();
+      state.stopping_flag.store(true, std::memory_order_relaxed);
     }
-    job_added_.notify_all();
-    thread_.join();
-    std::lock_guard lock(mutex_);
-    thread_ = std::thread();
-    stopping_ = false;
-    stopping_flag_.store(false, std::memory_order_relaxed);
+    state.job_added.notify_all();
+    state.thread.join();
+    std::lock_guard lock(state.mutex);
+    state.thread = std::thread();
+    state.stopping = false;
+    state.stopping_flag.store(false, std::memory_order_relaxed);
   }
 
  private:
-  void run() {
+  struct State {
+    std::mutex stop_mutex;  // one stop() at a time
+    std::mutex mutex;
+    std::condition_variable job_added;
+    std::deque<Job> jobs;                    // guarded by mutex
+    bool stopping = false;                   // guarded by mutex
+    std::atomic<bool> stopping_flag{false};  // `stopping`, for the running job
+    std::thread thread;                      // guarded by mutex; started by a job
+  };
+
+  static void run(State& state) {
     for (;;) {
-      std::function<void(const std::atomic<bool>&)> job;
+      Job job;
       {
-        std::unique_lock lock(mutex_);
-        job_added_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-        if (stopping_) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
+        std::unique_lock lock(state.mutex);
+        state.job_added.wait(lock, [&state] { return state.stopping || !state.jobs.empty(); });
+        if (state.stopping) return;
+        job = std::move(state.jobs.front());
+        state.jobs.pop_front();
       }
-      job(stopping_flag_);
+      job(state.stopping_flag);
     }
   }
 
-  std::mutex stop_mutex_;  // one stop() at a time
-  std::mutex mutex_;
-  std::condition_variable job_added_;
-  std::deque<std::function<void(const std::atomic<bool>&)>> jobs_;  // guarded by mutex_
-  bool stopping_ = false;                                          // guarded by mutex_
-  std::atomic<bool> stopping_flag_{false};  // stopping_, for the running job
-  std::thread thread_;                      // guarded by mutex_; started by a job
+  // Never freed: a forked child replaces it without touching the parent's.
+  State* state_ = new State;
 };
 
-BackgroundCompiler& compiler() {
-  static BackgroundCompiler instance;
-  return instance;
-}
-
 // exit() destroys the calling thread's thread_local objects before any static one, and LLVM
-// builds some of its statics during a compile: one built by the background compile after
-// `instance` above would be gone before ~BackgroundCompiler stopped the compile using it. So the
+// builds some of its statics during a compile: one built by the background compile after the
+// compiler object would be gone before ~BackgroundCompiler stopped the compile using it. So the
 // thread that queues a job stops the compiles when it ends, which for the thread that calls
 // exit() is before any static is destroyed.
 struct StopWhenThreadEnds {
-  ~StopWhenThreadEnds() { compiler().stop(); }
+  ~StopWhenThreadEnds() { BackgroundCompiler::instance().stop(); }
 };
 
 }  // namespace
@@ -83,7 +99,7 @@ struct StopWhenThreadEnds {
 void run_in_background(std::function<void(const std::atomic<bool>& stopping)> job) {
   thread_local StopWhenThreadEnds stop_when_thread_ends;
   (void)stop_when_thread_ends;
-  compiler().add(std::move(job));
+  BackgroundCompiler::instance().add(std::move(job));
 }
 
 }  // namespace xcuda::runtime

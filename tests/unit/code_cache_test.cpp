@@ -1,5 +1,6 @@
 // The code cache's entry format and directory, with the damage a disk, a crash or a user can
 // do: every truncation, every single-byte change, foreign files, and eviction order.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -459,6 +460,25 @@ TEST(RunInBackground, AThreadThatEndsStopsItsJobs) {
   std::promise<void> finished;
   run_in_background([&](const std::atomic<bool>&) { finished.set_value(); });
   EXPECT_EQ(finished.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+}
+
+// A forked child that exits stops no thread it does not have, and can queue jobs of its own.
+TEST(RunInBackground, AForkedChildStartsAfresh) {
+  std::promise<void> started;
+  run_in_background([&](const std::atomic<bool>&) { started.set_value(); });
+  started.get_future().wait();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::promise<void> ran;
+    run_in_background([&](const std::atomic<bool>&) { ran.set_value(); });
+    bool ready = ran.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+    std::exit(ready ? 0 : 1);  // runs this thread's stop, as a program's exit() does
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(RunInParallel, RunsEveryIndexOnce) {
