@@ -12,8 +12,9 @@ namespace {
 
 using Job = std::function<void(const std::atomic<bool>&)>;
 
-// One thread: a second tier's compile competes with kernels for the cores, and one at a time
-// keeps the first kernels launched first in line.
+// One thread, since a second tier's compile competes with kernels for the cores. The job queued
+// last runs first: it is for the kernel launched last, most likely the one the program is busy
+// with now.
 class BackgroundCompiler {
  public:
   BackgroundCompiler() {
@@ -74,8 +75,8 @@ class BackgroundCompiler {
         std::unique_lock lock(state.mutex);
         state.job_added.wait(lock, [&state] { return state.stopping || !state.jobs.empty(); });
         if (state.stopping) return;
-        job = std::move(state.jobs.front());
-        state.jobs.pop_front();
+        job = std::move(state.jobs.back());
+        state.jobs.pop_back();
       }
       job(state.stopping_flag);
     }

@@ -12,7 +12,7 @@
 
 namespace xcuda::runtime {
 
-// Runs `job` on the background compile thread, after the jobs queued before it. When the thread
+// Runs `job` on the background compile thread, before the jobs queued earlier and not started. When the thread
 // that queued it ends, or calls exit(), the jobs not yet started are dropped and the running one
 // is waited for, so that no compile is cut off inside LLVM while the process tears down;
 // `stopping` turns true then, for the job to hand to its compile (ptx::CompileOptions::cancelled)

@@ -418,11 +418,15 @@ TEST(CompileUnits, OnePerKernelUnlessTheModuleHasGlobals) {
   EXPECT_TRUE(units[0].kernels.empty());
 }
 
-TEST(RunInBackground, RunsJobsInOrderOnOneOtherThread) {
+// The last queued runs first; the first job holds the thread while the others are queued.
+TEST(RunInBackground, RunsTheLastQueuedFirstOnOneOtherThread) {
   std::mutex mutex;
   std::condition_variable done;
   std::vector<int> order;
   std::set<std::thread::id> threads;
+  std::promise<void> queued;
+  std::shared_future<void> all_queued = queued.get_future().share();
+  run_in_background([all_queued](const std::atomic<bool>&) { all_queued.wait(); });
   for (int job = 0; job < 20; ++job)
     run_in_background([&, job](const std::atomic<bool>& stopping) {
       EXPECT_FALSE(stopping.load());
@@ -431,9 +435,10 @@ TEST(RunInBackground, RunsJobsInOrderOnOneOtherThread) {
       threads.insert(std::this_thread::get_id());
       done.notify_all();
     });
+  queued.set_value();
   std::unique_lock lock(mutex);
   ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(30), [&] { return order.size() == 20; }));
-  for (int job = 0; job < 20; ++job) EXPECT_EQ(order[job], job);
+  for (int job = 0; job < 20; ++job) EXPECT_EQ(order[job], 19 - job);
   EXPECT_EQ(threads.size(), 1u);
   EXPECT_EQ(threads.count(std::this_thread::get_id()), 0u);
 }
@@ -448,8 +453,8 @@ TEST(RunInBackground, AThreadThatEndsStopsItsJobs) {
       while (!stopping.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       saw_stopping = true;
     });
-    run_in_background([&](const std::atomic<bool>&) { dropped_ran = true; });
     while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    run_in_background([&](const std::atomic<bool>&) { dropped_ran = true; });
   });
   queuer.join();
   EXPECT_TRUE(saw_stopping);
