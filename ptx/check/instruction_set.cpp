@@ -65,7 +65,8 @@ constexpr InstructionSignature instruction_set[] = {
     // data movement and conversion
     {"mov", type_group | vector_group, "t*", ""},
     {"cvt", type_group | float_rounding_group | integer_rounding_group | flush_group | saturate_group, "ts?s*",
-     "relu satfinite pack tf32 e4m3x2 e5m2x2 e3m2x2 e2m3x2 e2m1x2 ue8m0x2 u4 s4 u2 s2"},
+     "relu satfinite pack rs tf32 e4m3x2 e5m2x2 e3m2x2 e2m3x2 e2m1x2 e4m3x4 e5m2x4 e3m2x4 e2m3x4 e2m1x4 ue8m0x2 u4 "
+     "s4 u2 s2"},
     {"cvta", type_group | space_group | to_group, "t*", ""},
     // A trailing operand is an L2::cache_hint cache policy, which the host has no use for.
     {"ld", memory, "ta?*", ""},

@@ -145,6 +145,9 @@ bool decode_qualifiers(Instruction& instruction, const InstructionSignature& sig
           modifier.word == "e2m3x2" || modifier.word == "ue8m0x2")
         instruction.qualifiers.types.push_back(ScalarType::b16);
       if (modifier.word == "e2m1x2") instruction.qualifiers.types.push_back(ScalarType::b8);
+      if (modifier.word == "e4m3x4" || modifier.word == "e5m2x4" || modifier.word == "e3m2x4" || modifier.word == "e2m3x4")
+        instruction.qualifiers.types.push_back(ScalarType::b32);
+      if (modifier.word == "e2m1x4") instruction.qualifiers.types.push_back(ScalarType::b16);
       continue;
     }
     if (!apply(modifier.word, signature.modifier_groups, instruction.qualifiers)) {

@@ -1,7 +1,8 @@
 // cvt between integer widths, between integers and floats, and between float widths, with PTX's
 // rounding modifiers, saturation and flush-to-zero; into and out of the narrow formats (f16,
-// bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, packed in pairs) with .relu and .satfinite; into and
-// out of the ue8m0 scale factors; and cvt.pack.
+// bf16, tf32, e4m3, e5m2, e3m2, e2m3, e2m1, packed in pairs) with .relu and .satfinite; with
+// stochastic rounding (.rs) into pairs of f16 or bf16 and fours of the 8-, 6- and 4-bit formats;
+// into and out of the ue8m0 scale factors; and cvt.pack.
 #include <algorithm>
 #include <tuple>
 
@@ -45,8 +46,9 @@ std::optional<llvm::Intrinsic::ID> integral_rounding(Rounding rounding) {
 // the bit type that holds them and by name.
 const NarrowFormat* named_format(const Qualifiers& qualifiers) {
   static constexpr std::pair<std::string_view, const NarrowFormat*> formats[] = {
-      {"tf32", &tf32_format}, {"e4m3x2", &e4m3_format}, {"e5m2x2", &e5m2_format},
-      {"e3m2x2", &e3m2_format}, {"e2m3x2", &e2m3_format}, {"e2m1x2", &e2m1_format}};
+      {"tf32", &tf32_format},     {"e4m3x2", &e4m3_format}, {"e5m2x2", &e5m2_format}, {"e3m2x2", &e3m2_format},
+      {"e2m3x2", &e2m3_format},   {"e2m1x2", &e2m1_format}, {"e4m3x4", &e4m3_format}, {"e5m2x4", &e5m2_format},
+      {"e3m2x4", &e3m2_format},   {"e2m3x4", &e2m3_format}, {"e2m1x4", &e2m1_format}};
   for (const auto& [name, format] : formats)
     if (has_word(qualifiers, name)) return format;
   return nullptr;
@@ -54,12 +56,70 @@ const NarrowFormat* named_format(const Qualifiers& qualifiers) {
 
 // The format a cvt destination rounds into, with its lane count, or nullptr for the types that
 // take the ordinary conversions.
-const NarrowFormat* destination_format(ScalarType destination, const NarrowFormat* named, uint32_t& lanes) {
-  lanes = destination == ScalarType::f16x2 || destination == ScalarType::bf16x2 || (named != nullptr && named != &tf32_format) ? 2 : 1;
+// The fours (.e4m3x4 ...), which only cvt.rs makes.
+bool packs_four(const Qualifiers& qualifiers) {
+  return std::any_of(qualifiers.other.begin(), qualifiers.other.end(), [](const std::string& word) { return word.ends_with("x4"); });
+}
+
+const NarrowFormat* destination_format(const Qualifiers& qualifiers, const NarrowFormat* named, uint32_t& lanes) {
+  ScalarType destination = qualifiers.types[0];
+  lanes = packs_four(qualifiers) ? 4 : destination == ScalarType::f16x2 || destination == ScalarType::bf16x2 || (named != nullptr && named != &tf32_format) ? 2 : 1;
   if (named != nullptr && kind_of(destination) == TypeKind::bits) return named;
   if (destination == ScalarType::f16 || destination == ScalarType::f16x2) return &f16_format;
   if (destination == ScalarType::bf16 || destination == ScalarType::bf16x2) return &bf16_format;
   return nullptr;
+}
+
+// cvt.rs{.relu}{.satfinite}, from f32 only: .f16x2 and .bf16x2 from d, a, b, rbits, and the
+// fours .e4m3x4 .e5m2x4 .e3m2x4 .e2m3x4 (in a .b32, .satfinite required) and .e2m1x4 (in a
+// .b16) from d, {a, b, e, f}, rbits, a in the top bits. The ISA says which bits of rbits serve
+// which value: of each half, the low 13 bits (f16x2) or all 16 (bf16x2), a from the upper half;
+// for the fours the upper half serves a and b and the lower e and f, or (e2m1x4) the upper byte
+// of each half a and b and the lower bytes e and f. It does not say where they meet the
+// discarded bits: round_to_narrow adds them at the top, which for normal f16 and bf16 results
+// (13 and 16 bits discarded) is the whole of them. sm_100a only: no hardware here to check.
+void lower_stochastic_narrowing(FunctionLowering& lowering, const Instruction& instruction, const NarrowFormat& format,
+                                uint32_t lanes) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  const bool fours = lanes == 4, satfinite = has_word(qualifiers, "satfinite");
+  const bool valid = qualifiers.types.size() == 2 && qualifiers.types[1] == ScalarType::f32 &&
+                     qualifiers.rounding == Rounding::none && !qualifiers.ftz && !qualifiers.saturate &&
+                     (fours ? instruction.operands.size() == 3 && instruction.operands[1].kind == Operand::Kind::vector &&
+                                  instruction.operands[1].elements.size() == 4 && satfinite
+                            : instruction.operands.size() == 4 && lanes == 2 && format.storage_bits == 16);
+  if (!valid) {
+    lowering.error(instruction.location, "cvt.rs takes d, a, b, rbits into .f16x2 or .bf16x2, or d, {a, b, e, f}, rbits with "
+                                         ".satfinite into .e4m3x4, .e5m2x4, .e3m2x4, .e2m3x4 or .e2m1x4, from .f32");
+    return;
+  }
+  // The values from the lowest bits of d up: b, a for pairs; f, e, b, a for fours.
+  std::vector<const Operand*> sources;
+  if (fours)
+    for (auto element = instruction.operands[1].elements.rbegin(); element != instruction.operands[1].elements.rend(); ++element)
+      sources.push_back(&*element);
+  else
+    sources = {&instruction.operands[2], &instruction.operands[1]};
+  llvm::Value* value = llvm::PoisonValue::get(llvm::FixedVectorType::get(builder.getFloatTy(), lanes));
+  for (uint32_t lane = 0; lane < lanes; ++lane)
+    value = builder.CreateInsertElement(value, read_float(lowering, *sources[lane], ScalarType::f32, false), lane);
+  // Each value's random bits, in the same order, as (rbits >> shift) & mask.
+  const bool brain = &format == &bf16_format;
+  const uint32_t width = fours ? (&format == &e2m1_format ? 8 : 16) : brain ? 16 : 13;
+  const std::vector<uint32_t> shifts = !fours ? std::vector<uint32_t>{0, 16}
+                                       : width == 8 ? std::vector<uint32_t>{0, 16, 8, 24}
+                                                    : std::vector<uint32_t>{0, 0, 16, 16};
+  llvm::Value* random = builder.CreateVectorSplat(lanes, lowering.read(instruction.operands.back(), ScalarType::b32));
+  std::vector<llvm::Constant*> shift_constants;
+  for (uint32_t shift : shifts) shift_constants.push_back(builder.getInt32(shift));
+  random = builder.CreateLShr(random, llvm::ConstantVector::get(shift_constants));
+  random = builder.CreateAnd(random, builder.CreateVectorSplat(lanes, builder.getInt32((1u << width) - 1)));
+  NarrowRounding mode{Rounding::rz, satfinite, has_word(qualifiers, "relu"), NanRule::canonical};
+  mode.random_bits = random;
+  mode.random_width = static_cast<int>(width);
+  llvm::Value* bits = round_to_narrow(lowering, value, format, mode);
+  uint32_t total = static_cast<uint32_t>(bits->getType()->getPrimitiveSizeInBits().getFixedValue());
+  lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getIntNTy(total)), bits_of_width(total));
 }
 
 // cvt into f16, bf16, tf32 or a packed pair: d, a (one value, or a packed f16x2 source) or
@@ -67,10 +127,14 @@ const NarrowFormat* destination_format(ScalarType destination, const NarrowForma
 void lower_narrowing(FunctionLowering& lowering, const Instruction& instruction, const NarrowFormat& format, uint32_t lanes) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
+  if (has_word(qualifiers, "rs")) {
+    lower_stochastic_narrowing(lowering, instruction, format, lanes);
+    return;
+  }
   ScalarType destination = qualifiers.types[0];
   ScalarType source = qualifiers.types[1];
   bool two_sources = instruction.operands.size() == 3;
-  if (two_sources != (lanes == 2 && source == ScalarType::f32) || qualifiers.rounding >= Rounding::rni) {
+  if (two_sources != (lanes == 2 && source == ScalarType::f32) || qualifiers.rounding >= Rounding::rni || lanes == 4) {
     lowering.error(instruction.location, "this form of cvt into ." + std::string(name_of(destination)) + " is not valid");
     return;
   }
@@ -239,11 +303,15 @@ void lower_cvt(FunctionLowering& lowering, const Instruction& instruction) {
   bool integer_rounding = rounding >= Rounding::rni;
   const NarrowFormat* named = named_format(qualifiers);
   if (named != nullptr && kind_of(source) == TypeKind::bits) {
+    if (packs_four(qualifiers)) {
+      lowering.error(instruction.location, "cvt has no conversion from a packed four");
+      return;
+    }
     lower_widening(lowering, instruction, *named);
     return;
   }
   uint32_t lanes = 1;
-  const NarrowFormat* narrow = destination_format(destination, named, lanes);
+  const NarrowFormat* narrow = destination_format(qualifiers, named, lanes);
   // A plain cvt.rn.f16.f32 stays one instruction on x86; every other rounding into a narrow
   // format takes the exact general path.
   bool plain_half = destination == ScalarType::f16 && source == ScalarType::f32 && qualifiers.other.empty() &&

@@ -180,7 +180,23 @@ llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, con
   auto power_of_two = [&](llvm::Value* field) { return builder.CreateBitCast(builder.CreateShl(field, 52), real); };
   llvm::Value* down = power_of_two(builder.CreateSub(wide_constant(fraction_bits + 1023), exponent));
   llvm::Value* up = power_of_two(builder.CreateAdd(exponent, wide_constant(1023 - fraction_bits)));
-  llvm::Value* integral = builder.CreateUnaryIntrinsic(rounding_intrinsic(mode.rounding), builder.CreateFMul(x, down));
+  llvm::Value* scaled = builder.CreateFMul(x, down);
+  llvm::Value* integral;
+  llvm::Value* carry = nullptr;  // .rs: whether the rounding went away from zero
+  if (mode.random_bits) {
+    llvm::Value* truncated = builder.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, scaled);
+    llvm::Value* discarded = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, builder.CreateFSub(scaled, truncated));
+    // The top bits of what is discarded, exactly (the saturating conversion makes an infinite
+    // input's NaN difference 0).
+    llvm::Value* window = builder.CreateIntrinsic(llvm::Intrinsic::fptoui_sat, {wide, real},
+                                                  {builder.CreateFMul(discarded, real_constant(std::ldexp(1.0, mode.random_width)))});
+    llvm::Value* sum = builder.CreateAdd(window, builder.CreateZExt(mode.random_bits, wide));
+    carry = builder.CreateICmpUGE(sum, wide_constant(int64_t{1} << mode.random_width));
+    llvm::Value* unit = builder.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, real_constant(1.0), scaled);
+    integral = builder.CreateFAdd(truncated, builder.CreateSelect(carry, unit, real_constant(0.0)));
+  } else {
+    integral = builder.CreateUnaryIntrinsic(rounding_intrinsic(mode.rounding), scaled);
+  }
   llvm::Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, builder.CreateFMul(integral, up));
   llvm::Value* negative = builder.CreateICmpSLT(bits, wide_constant(0));
 
@@ -196,8 +212,9 @@ llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, con
   // Beyond the largest finite value: infinity, unless the rounding direction points towards
   // zero, .satfinite asks for the largest value, or the format has no infinity. An infinite
   // input is no overflow and stays infinite without .satfinite.
-  bool always_largest = mode.satfinite || mode.rounding == Rounding::rz || !format.has_infinity;
-  llvm::Value* to_largest = mode.rounding == Rounding::rm && !always_largest ? builder.CreateNot(negative)
+  bool always_largest = mode.satfinite || (!carry && mode.rounding == Rounding::rz) || !format.has_infinity;
+  llvm::Value* to_largest = carry && !always_largest                            ? builder.CreateNot(carry)
+                            : mode.rounding == Rounding::rm && !always_largest ? builder.CreateNot(negative)
                             : mode.rounding == Rounding::rp && !always_largest
                                 ? negative
                                 : llvm::ConstantInt::get(negative->getType(), always_largest);

@@ -57,6 +57,12 @@ struct NarrowRounding {
   bool satfinite = false;            // out-of-range results become the largest finite value
   bool relu = false;                 // negative results become +0
   NanRule nan = NanRule::canonical;
+  // .rs, stochastic rounding, when set (and `rounding` unused): each value's random bits, an
+  // integer below 2^random_width (a vector of them for a vector of values), are added to the top
+  // random_width bits of what the rounding discards; a carry out of that addition rounds away
+  // from zero, none toward zero.
+  llvm::Value* random_bits = nullptr;
+  int random_width = 0;
 };
 
 // Rounds an f16, f32 or f64 value (or a vector of them) to `format` with exactly one rounding,

@@ -402,10 +402,168 @@ TEST(PtxNarrowFloats, Ue8m0PairsWidenExactlyToBf16x2) {
   }
 }
 
-// Forms that the host does not run yet are refused with a diagnostic at the instruction, never
-// miscompiled or crashed on.
+// cvt.rs (ISA 9.7.9.21, "rounding modifiers"): "rounded in the direction toward zero or away
+// from zero based on the carry out of the integer addition of the supplied random bits (rbits)
+// to the truncated off (discarded) bits of mantissa from the input". With rbits 0 nothing
+// carries: every .rs form is .rz, whose .f16x2 and .bf16x2 forms the H200 goldens cover.
+TEST(PtxNarrowFloats, StochasticRoundingWithoutRandomBitsIsTowardZero) {
+  auto pairs = paired(f32_inputs(e2m3));
+  for (const char* format : {"f16x2", "bf16x2"}) {
+    for (const char* modifiers : {"", ".relu", ".satfinite", ".relu.satfinite"}) {
+      std::string suffix = std::string(modifiers) + "." + format + ".f32";
+      ElementKernel stochastic("\tcvt.rs" + suffix + " %d, %fa, %fb, 0;");
+      ElementKernel toward_zero("\tcvt.rz" + suffix + " %d, %fa, %fb;");
+      ASSERT_TRUE(stochastic.ok()) << stochastic.diagnostics();
+      ASSERT_TRUE(toward_zero.ok()) << toward_zero.diagnostics();
+      auto got = stochastic.run(pairs), expected = toward_zero.run(pairs);
+      int failures = 0;
+      for (size_t i = 0; i < pairs.size() && failures < 20; ++i)
+        if (got[i] != expected[i]) {
+          ++failures;
+          ADD_FAILURE() << "cvt.rs" << suffix << " of " << hex(pairs[i][0]) << ", " << hex(pairs[i][1])
+                        << " with rbits 0: " << hex(got[i]) << ", cvt.rz gives " << hex(expected[i]);
+        }
+    }
+  }
+}
+
+// A normal .f16 result discards 13 fraction bits of the .f32 input and a .bf16 result 16, just
+// as many random bits as the ISA hands each value: a in the upper half of rbits, b in the lower,
+// for .f16x2 the 13 low bits of each half. The carry adds one unit to the truncated magnitude,
+// which may carry into the exponent, or to infinity (the largest finite value with .satfinite).
+TEST(PtxNarrowFloats, StochasticRoundingCarriesIntoTheLastPlaceOfNormalHalves) {
+  std::mt19937 random(20261204);
+  std::vector<std::array<uint32_t, 2>> pairs;
+  auto normal_input = [&](bool brain) {
+    uint32_t word = static_cast<uint32_t>(random());
+    // f16's normal exponents are -14..15; bf16 shares f32's (1..254 as fields).
+    uint32_t exponent = brain ? 1 + word % 254 : 127 - 14 + word % 30;
+    if (word % 16 == 0) return (word & 0x80000000u) | (brain ? 254u : 127u + 15) << 23 | 0x7fffffu;  // overflows
+    return (word & 0x80000000u) | exponent << 23 | (static_cast<uint32_t>(random()) & 0x7fffffu);
+  };
+  for (bool brain : {false, true}) {
+    pairs.clear();
+    for (int i = 0; i < 20000; ++i) pairs.push_back({normal_input(brain), normal_input(brain)});
+    for (bool satfinite : {false, true}) {
+      std::string instruction = std::string("cvt.rs") + (satfinite ? ".satfinite" : "") + (brain ? ".bf16x2" : ".f16x2") + ".f32";
+      // rbits mixes both inputs, so that every pair meets other random bits.
+      ElementKernel kernel("\t{\n\t.reg .b32 %random;\n\tmul.lo.u32 %random, %a, 0x9e3779b1;\n\txor.b32 %random, %random, %b;\n\t" +
+                           instruction + " %d, %fa, %fb, %random;\n\t}");
+      ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+      auto results = kernel.run(pairs);
+      auto round = [&](uint32_t input, uint32_t random_bits) {
+        const int discarded_bits = brain ? 16 : 13;
+        const uint32_t infinity = brain ? 0x7f80 : 0x7c00;
+        uint32_t sign = input >> 31, magnitude = input & 0x7fffffff;
+        uint32_t code = brain ? magnitude >> 16
+                              : ((magnitude >> 23) - 127 + 15) << 10 | (magnitude & 0x7fffff) >> 13;
+        uint32_t discarded = magnitude & ((1u << discarded_bits) - 1);
+        if (discarded + (random_bits & ((1u << discarded_bits) - 1)) >= 1u << discarded_bits) ++code;
+        if (code >= infinity) code = satfinite ? infinity - 1 : infinity;
+        return sign << 15 | code;
+      };
+      int failures = 0;
+      for (size_t i = 0; i < pairs.size() && failures < 20; ++i) {
+        uint32_t random_bits = pairs[i][0] * 0x9e3779b1u ^ pairs[i][1];
+        uint32_t expected = round(pairs[i][0], random_bits >> 16) << 16 | round(pairs[i][1], random_bits & 0xffff);
+        if (results[i] != expected) {
+          ++failures;
+          ADD_FAILURE() << instruction << " of " << hex(pairs[i][0]) << ", " << hex(pairs[i][1]) << " with rbits "
+                        << hex(random_bits) << ": " << hex(results[i]) << ", expected " << hex(expected);
+        }
+      }
+    }
+  }
+}
+
+// The fours: with rbits 0, toward zero (the largest code at or below the magnitude; beyond the
+// largest finite value that value, as .satfinite, required here, says; NaN as the .rn forms give
+// it). Then which random bits serve which value, as the ISA lays them out: for the 8- and 6-bit
+// fours the upper half of rbits serves a and b, the lower e and f; for e2m1x4 the upper byte of
+// each half a and b, the lower bytes e and f. Each value lies halfway between two codes, so it
+// goes away from zero exactly when its random bits' top bit is set: that places the random bits
+// at the top of the discarded ones, which the ISA leaves open (see lower/conversion.cpp).
+TEST(PtxNarrowFloats, StochasticRoundingIntoFours) {
+  struct Four {
+    MiniFloat format;
+    const char* name;
+    uint32_t largest;  // the largest finite code
+    uint32_t nan;      // what NaN becomes
+  };
+  const Four fours[] = {{{"e4m3x4", 4, 3}, "e4m3x4", 0x7e, 0x7f}, {{"e5m2x4", 5, 2}, "e5m2x4", 0x7b, 0x7f},
+                        {e3m2, "e3m2x4", 0x1f, 0x1f},            {e2m3, "e2m3x4", 0x1f, 0x1f},
+                        {e2m1, "e2m1x4", 0x7, 0x7}};
+  for (const Four& four : fours) {
+    const MiniFloat& format = four.format;
+    const bool nibbles = std::string(four.name) == "e2m1x4";
+    const uint32_t sign_bit = format.sign_bit();
+    auto toward_zero = [&](float input, bool relu) -> uint32_t {
+      if (std::isnan(input)) return four.nan;
+      double magnitude = std::fabs(static_cast<double>(input));
+      uint32_t code = 0;
+      while (code < four.largest && format.value(code + 1) <= magnitude) ++code;
+      if (relu && std::signbit(input)) return 0;
+      return std::signbit(input) ? code | sign_bit : code;
+    };
+    auto pack = [&](const std::array<uint32_t, 4>& codes) {  // a, b, e, f from the top
+      uint32_t word = 0;
+      for (uint32_t code : codes) word = nibbles ? word << 4 | code : word << 8 | code;
+      return word;
+    };
+    const std::string destination = nibbles ? "%h1" : "%d";
+    const std::string widen = nibbles ? "\n\tcvt.u32.u16 %d, %h1;" : "";
+    auto inputs = paired(f32_inputs(format));
+    for (bool relu : {false, true}) {
+      std::string instruction = std::string("cvt.rs") + (relu ? ".relu" : "") + ".satfinite." + four.name + ".f32";
+      ElementKernel kernel("\t" + instruction + " " + destination + ", {%fa, %fb, %fb, %fa}, 0;" + widen);
+      ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+      auto results = kernel.run(inputs);
+      int failures = 0;
+      for (size_t i = 0; i < inputs.size() && failures < 20; ++i) {
+        uint32_t a = toward_zero(from_bits(inputs[i][0]), relu), b = toward_zero(from_bits(inputs[i][1]), relu);
+        uint32_t expected = pack({a, b, b, a});
+        if (results[i] != expected) {
+          ++failures;
+          ADD_FAILURE() << instruction << " of " << hex(inputs[i][0]) << ", " << hex(inputs[i][1])
+                        << " with rbits 0: " << hex(results[i]) << ", expected " << hex(expected);
+        }
+      }
+    }
+    // Halfway between codes 2 and 3 (normal or not, always representable in f32).
+    const float halfway = static_cast<float>((format.value(2) + format.value(3)) / 2);
+    const uint32_t down = 2, up = 3;
+    struct Case {
+      uint32_t random_bits;
+      std::array<uint32_t, 4> codes;  // a, b, e, f
+    };
+    const std::vector<Case> cases =
+        nibbles ? std::vector<Case>{{0x80008000, {up, up, down, down}}, {0x00800080, {down, down, up, up}},
+                                    {0x80000000, {up, down, down, down}}, {0x00000080, {down, down, down, up}},
+                                    {0x7f7f7f7f, {down, down, down, down}}, {0x80808080, {up, up, up, up}}}
+                : std::vector<Case>{{0x80000000, {up, up, down, down}}, {0x00008000, {down, down, up, up}},
+                                    {0x7fff7fff, {down, down, down, down}}, {0x80008000, {up, up, up, up}}};
+    for (const Case& test : cases) {
+      char rbits[16];
+      std::snprintf(rbits, sizeof rbits, "0x%08x", test.random_bits);
+      std::string instruction = std::string("cvt.rs.satfinite.") + four.name + ".f32";
+      ElementKernel kernel("\t" + instruction + " " + destination + ", {%fa, %fa, %fa, %fa}, " + rbits + ";" + widen);
+      ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+      auto results = kernel.run({{bits(halfway), 0}, {bits(-halfway), 0}});
+      EXPECT_EQ(results[0], pack(test.codes)) << instruction << " of " << halfway << " with rbits " << rbits;
+      std::array<uint32_t, 4> negative = test.codes;
+      for (uint32_t& code : negative) code |= sign_bit;
+      EXPECT_EQ(results[1], pack(negative)) << instruction << " of " << -halfway << " with rbits " << rbits;
+    }
+  }
+}
+
+// Forms that the host does not run yet, or that the ISA does not have, are refused with a
+// diagnostic at the instruction, never miscompiled or crashed on.
 TEST(PtxNarrowFloats, UnsupportedFormsAreReportedAtTheInstruction) {
-  for (const char* body : {"\tcvt.rs.satfinite.e2m1x4.f32 %h1, {%fa, %fb, %fa, %fb}, %a;",
+  for (const char* body : {"\tcvt.rs.e2m1x4.f32 %h1, {%fa, %fb, %fa, %fb}, %a;",
+                           "\tcvt.rs.satfinite.e2m1x4.f32 %h1, {%fa, %fb}, %a;",
+                           "\tcvt.rs.f16.f32 %h1, %fa, %a;",
+                           "\tcvt.rn.f16x2.e4m3x4 %a, %h1;",
                            "\tcvt.rz.relu.satfinite.ue8m0x2.bf16x2 %h1, %a;",
                            "\tcvt.rn.satfinite.ue8m0x2.f32 %h1, %fa, %fb;"}) {
     ElementKernel kernel(std::string(body) + "\n\tcvt.u32.u16 %d, %h1;");
