@@ -73,6 +73,14 @@ constexpr InstructionSignature instruction_set[] = {
     {"ldu", memory, "ta?*", ""},
     {"st", memory, "at?*", ""},
     {"prefetch", space_group | cache_group, "a", "L1 L2"},
+    {"prefetchu", 0, "a", "L1"},
+    // cache policies and priorities: the host has no caches to steer
+    {"createpolicy", type_group | cache_group, "t*?**", "fractional range cvt"},
+    {"applypriority", space_group | cache_group, "a*", ""},
+    {"discard", space_group | cache_group, "a*", ""},
+    // clusters (of one block on xcuda)
+    {"mapa", type_group | space_group, "tt*", ""},
+    {"getctarank", type_group | space_group, "*t", ""},
     {"isspacep", space_group, "pt", ""},
     // cp.async: shapes are checked by the lowering (lower/async_copy.cpp)
     {"cp", cache_group, "?*****", "async ca cg shared shared::cta global commit_group wait_group wait_all mbarrier arrive noinc b64 bulk prefetch tensor"},
@@ -85,6 +93,8 @@ constexpr InstructionSignature instruction_set[] = {
     {"trap", 0, "", ""},
     {"brkpt", 0, "", ""},
     {"nanosleep", type_group, "*", ""},
+    {"setmaxnreg", type_group | barrier_group, "*", "inc dec"},
+    {"pmevent", 0, "*", "mask"},
     {"griddepcontrol", 0, "", "launch_dependents wait"},
     // video: selectors (a.b1, d.h0, a.h32) are checked by the lowering (lower/video.cpp)
     {"vadd", type_group | saturate_group, "ttt?t", "add min max"},
@@ -112,9 +122,11 @@ constexpr InstructionSignature instruction_set[] = {
     {"vset4", type_group | comparison_group, "tttt", "add"},
     // synchronisation and atomics
     {"bar", type_group | barrier_group, "?***", ""},
-    {"barrier", type_group | barrier_group, "?***", ""},
+    {"barrier", type_group | barrier_group, "?***", "cluster wait release acquire relaxed"},
     {"membar", ordering_group, "", "gl"},
-    {"fence", ordering_group, "", "proxy alias async"},
+    {"fence", ordering_group | space_group, "?a*",
+     "proxy alias async mbarrier_init tensormap::generic async::generic sync_restrict::shared::cta "
+     "sync_restrict::shared::cluster"},
     {"atom", type_group | space_group | atomic_operation_group | ordering_group, "ta*?*", "noftz"},
     {"red", type_group | space_group | atomic_operation_group | ordering_group, "a*", "noftz"},
     // operands differ by operation: checked by the lowering (lower/synchronization.cpp)
@@ -126,6 +138,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"shfl", type_group | barrier_group, "****?*", "up down bfly idx"},
     {"vote", type_group | barrier_group, "***?*", "uni"},
     {"activemask", type_group, "t", ""},
+    {"elect", barrier_group, "**", ""},
     {"match", type_group | barrier_group, "***?*", ""},
     {"redux", type_group | barrier_group | atomic_operation_group, "***", ""},
     // matrix instructions: shapes, types and register counts are checked by the lowering (lower/matrix.cpp)
@@ -135,6 +148,7 @@ constexpr InstructionSignature instruction_set[] = {
      "load store mma a b c d row col m16n16k16 m32n8k16 m8n32k16 m16n16k8 m8n8k4 satfinite tf32"},
     {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 x1 x2 x4 trans"},
     {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 x1 x2 x4 trans"},
+    {"movmatrix", type_group | barrier_group, "**", "m8n8 trans"},
     // textures and surfaces: shapes are checked by the lowering (lower/texture.cpp)
     {"tex", type_group | vector_group, "**?**", "1d 2d 3d a1d a2d cube acube 2dms a2dms level grad base"},
     {"tld4", type_group | vector_group, "**?**", "r g b a 2d a2d cube acube"},
@@ -147,10 +161,8 @@ constexpr InstructionSignature instruction_set[] = {
 };
 
 constexpr std::string_view later_instructions[] = {
-    "istypep", "sured", "movmatrix", "wgmma",
-    "mapa", "getctarank", "elect", "setmaxnreg", "stacksave",
-    "stackrestore", "alloca", "tensormap", "applypriority", "discard",
-    "createpolicy", "prefetchu", "cctl", "pmevent", "clusterlaunchcontrol", "tcgen05",
+    "istypep", "sured", "wgmma", "stacksave", "stackrestore", "alloca", "tensormap", "cctl",
+    "clusterlaunchcontrol", "tcgen05",
 };
 
 }  // namespace

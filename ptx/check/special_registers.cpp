@@ -15,6 +15,9 @@ constexpr SpecialRegister special_registers[] = {
     {"reserved_smem_offset_begin", false, 32}, {"reserved_smem_offset_end", false, 32},
     {"reserved_smem_offset_cap", false, 32}, {"reserved_smem_offset_0", false, 32},
     {"reserved_smem_offset_1", false, 32},
+    {"clusterid", true, 32},    {"nclusterid", true, 32},     {"cluster_ctaid", true, 32},
+    {"cluster_nctaid", true, 32}, {"cluster_ctarank", false, 32}, {"cluster_nctarank", false, 32},
+    {"is_explicit_cluster", false, 1},
 };
 
 // %envreg0 to %envreg31, driver-defined words (PTX ISA: "Special Registers: %envreg<32>").

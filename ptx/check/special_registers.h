@@ -9,7 +9,7 @@ namespace xcuda::ptx {
 struct SpecialRegister {
   std::string_view name;  // without the leading %
   bool has_components;    // %tid.x, %ntid.y …
-  uint32_t bits;          // 32 or 64
+  uint32_t bits;          // 32 or 64, or 1 for the predicate %is_explicit_cluster
 };
 
 const SpecialRegister* find_special_register(std::string_view name);

@@ -66,6 +66,9 @@ void add_control_flow_lowerings(LoweringTable& table) {
   // Programmatic dependent launch: a grid here starts only once the grid before it in the
   // stream has completed, so there is nothing to signal and nothing left to wait for.
   table["griddepcontrol"] = lower_no_operation;
+  // Register allocation and profiler events mean nothing to a CPU.
+  table["setmaxnreg"] = lower_no_operation;
+  table["pmevent"] = lower_no_operation;
 }
 
 }  // namespace xcuda::ptx

@@ -786,11 +786,37 @@ void lower_stmatrix(FunctionLowering& lowering, const Instruction& instruction) 
 
 }  // namespace
 
+// movmatrix.sync.aligned.m8n8.trans.b16 d, a: the warp's 8 x 8 matrix of 16-bit elements, held as
+// ldmatrix leaves one (lane l: row l/4, columns 2(l%4) and 2(l%4)+1, the first in the low half),
+// comes back transposed, so lane l receives rows 2(l%4) and 2(l%4)+1 of column l/4.
+void lower_movmatrix(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  if (instruction.operands.size() != 2 || !has_word(instruction, "sync") || !has_word(instruction, "m8n8") ||
+      !has_word(instruction, "trans") || qualifiers.types.size() != 1 || qualifiers.types[0] != ScalarType::b16) {
+    lowering.error(instruction.location, "movmatrix is movmatrix.sync.aligned.m8n8.trans.b16 d, a");
+    return;
+  }
+  exchange(lowering, lowering.read(instruction.operands[1], ScalarType::b32), builder.getInt32(~0u));
+  Value* lane = lane_id(lowering);
+  Value* column = builder.CreateLShr(lane, 2);
+  // Element (r, c) is in lane 4r + c/2, in the half c%2.
+  Value* first = builder.CreateAdd(builder.CreateShl(builder.CreateAnd(lane, 3), 3), builder.CreateLShr(column, 1));
+  Value* shift = builder.CreateShl(builder.CreateAnd(column, 1), 4);
+  auto element = [&](Value* source) {
+    Value* offered = builder.CreateTrunc(peer(lowering, source), builder.getInt32Ty());
+    return builder.CreateAnd(builder.CreateLShr(offered, shift), 0xffff);
+  };
+  Value* result = builder.CreateOr(element(first), builder.CreateShl(element(builder.CreateAdd(first, builder.getInt32(4))), 16));
+  lowering.write(instruction.operands[0], result, ScalarType::b32);
+}
+
 void add_matrix_lowerings(LoweringTable& table) {
   table["mma"] = lower_mma;
   table["wmma"] = lower_wmma;
   table["ldmatrix"] = lower_ldmatrix;
   table["stmatrix"] = lower_stmatrix;
+  table["movmatrix"] = lower_movmatrix;
 }
 
 }  // namespace xcuda::ptx

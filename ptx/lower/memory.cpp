@@ -90,8 +90,26 @@ void lower_fence(FunctionLowering& lowering, const Instruction& instruction) {
   if (!proxy_only) lowering.builder().CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
 }
 
-// Cache hints have no meaning on the host.
+// Cache hints have no meaning on the host: prefetch, prefetchu, applypriority, and discard,
+// after which the ISA leaves the line's contents undefined, so keeping them is allowed.
 void lower_prefetch(FunctionLowering&, const Instruction&) {}
+
+// createpolicy's result is an opaque cache policy, which only the cache-hint operands of loads,
+// stores and copies read, and the host ignores.
+void lower_createpolicy(FunctionLowering& lowering, const Instruction& instruction) {
+  lowering.write(instruction.operands[0], lowering.builder().getInt64(0), ScalarType::b64);
+}
+
+// A cluster is one block on xcuda: its block 0 is the only rank, whose shared memory is this
+// block's, at the same addresses (mapa's rank b can only be 0).
+void lower_mapa(FunctionLowering& lowering, const Instruction& instruction) {
+  ScalarType type = instruction.qualifiers.types[0];
+  lowering.write(instruction.operands[0], lowering.read(instruction.operands[1], type), type);
+}
+
+void lower_getctarank(FunctionLowering& lowering, const Instruction& instruction) {
+  lowering.write(instruction.operands[0], lowering.builder().getInt32(0), ScalarType::b32);
+}
 
 }  // namespace
 
@@ -103,6 +121,12 @@ void add_memory_lowerings(LoweringTable& table) {
   table["membar"] = lower_fence;
   table["fence"] = lower_fence;
   table["prefetch"] = lower_prefetch;
+  table["prefetchu"] = lower_prefetch;
+  table["applypriority"] = lower_prefetch;
+  table["discard"] = lower_prefetch;
+  table["createpolicy"] = lower_createpolicy;
+  table["mapa"] = lower_mapa;
+  table["getctarank"] = lower_getctarank;
 }
 
 }  // namespace xcuda::ptx

@@ -1,5 +1,7 @@
 // Reads of special registers (%tid.x, %laneid, %clock64 …) become calls of the per-register
 // intrinsic, which the target defines; %globaltimer_lo and _hi are halves of %globaltimer's.
+// Thread-block clusters hold one block on xcuda (a launch asking for more is refused), so the
+// cluster registers follow from the block's: cluster i is block i, and block 0 of its cluster.
 #include "check/special_registers.h"
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
@@ -18,6 +20,10 @@ llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& op
   // The shared memory NVIDIA's driver reserves for itself at the start of a block's window:
   // xcuda reserves none (CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK is 0), so the region is empty.
   if (name.starts_with("reserved_smem_offset_")) return builder.getInt32(0);
+  if (name == "is_explicit_cluster") return builder.getFalse();
+  if (name == "cluster_ctaid" || name == "cluster_ctarank") return builder.getInt32(0);
+  if (name == "cluster_nctaid" || name == "cluster_nctarank") return builder.getInt32(1);
+  if (name == "clusterid" || name == "nclusterid") name = name == "clusterid" ? "ctaid" : "nctaid";
   if (name.starts_with("globaltimer")) {
     llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::special_register("globaltimer", ""),
                                                             builder.getInt64Ty(), {builder.getPtrTy()});

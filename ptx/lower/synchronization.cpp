@@ -39,9 +39,25 @@ llvm::Value* emit_barrier_operation(FunctionLowering& lowering, llvm::Value* ide
                                       builder.getInt32(static_cast<uint32_t>(operation)), value});
 }
 
+// barrier.cluster.arrive / .wait: a cluster is one block on xcuda, so the wait is the block's
+// barrier and the arrive is nothing. A thread's wait returns only once every thread has reached
+// its wait rather than its arrive, which is later than the ISA requires but never too early.
+void lower_cluster_barrier(FunctionLowering& lowering, const Instruction& instruction) {
+  bool arrives = has_word(instruction, "arrive"), waits = has_word(instruction, "wait");
+  if (arrives == waits || !instruction.operands.empty()) {
+    lowering.error(instruction.location, "barrier.cluster is .arrive or .wait, without operands");
+    return;
+  }
+  if (waits) emit_whole_block_barrier(lowering, lowering.builder().getInt32(0));
+}
+
 void lower_barrier(FunctionLowering& lowering, const Instruction& instruction) {
   if (has_word(instruction, "warp")) {
     lower_warp_barrier(lowering, instruction);
+    return;
+  }
+  if (has_word(instruction, "cluster")) {
+    lower_cluster_barrier(lowering, instruction);
     return;
   }
   auto& builder = lowering.builder();

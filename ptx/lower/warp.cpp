@@ -222,6 +222,23 @@ void lower_redux(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], result, type);
 }
 
+// elect.sync d|p, membermask: the leader is the lowest lane of membermask that is there; d is its
+// lane number (or the sink _), p says whether this lane is it.
+void lower_elect(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const auto& operands = instruction.operands;
+  if (operands.size() != 2 || operands[0].kind != Operand::Kind::predicate_pair || !has_word(instruction, "sync")) {
+    lowering.error(instruction.location, "elect.sync takes d|p, membermask");
+    return;
+  }
+  Value* members = member_mask(lowering, instruction, 1);
+  Value* participants = builder.CreateAnd(exchange(lowering, builder.getInt32(0), members), members);
+  Value* leader = builder.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, participants, builder.getTrue());
+  const Operand& lane_destination = operands[0].elements[0];
+  if (lane_destination.kind != Operand::Kind::sink) lowering.write(lane_destination, leader, ScalarType::b32);
+  lowering.write(operands[0].elements[1], builder.CreateICmpEQ(lane_id(lowering), leader), ScalarType::pred);
+}
+
 // The lanes executing this activemask together are the active ones: those that meet the
 // others of the warp there, or whose other lanes have exited.
 void lower_activemask(FunctionLowering& lowering, const Instruction& instruction) {
@@ -243,6 +260,7 @@ void add_warp_lowerings(LoweringTable& table) {
   table["match"] = lower_match;
   table["redux"] = lower_redux;
   table["activemask"] = lower_activemask;
+  table["elect"] = lower_elect;
 }
 
 }  // namespace xcuda::ptx
