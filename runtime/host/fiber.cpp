@@ -190,6 +190,8 @@ class BlockScheduler {
   void wake(Fiber& fiber);
   void complete_if_reached(Barrier& barrier);
   void release_complete_groups(uint32_t warp_index);
+  // When every live thread waits: see the definition.
+  bool release_stalled_groups();
   uint32_t linear_index(const Fiber& fiber) const;
   // Lets the other ready threads run before the current one goes on; when every thread left
   // only polls and nothing changed for two rounds, nothing ever will: the block fails.
@@ -291,12 +293,14 @@ void BlockScheduler::run(const uint8_t* parameters, const BlockFrame* frame,
         fiber.index[2] = z;
         start(fiber);
       }
-  while (!ready_.empty()) {
-    current_ = ready_.front();
-    ready_.pop_front();
-    xcuda_fiber_switch(&scheduler_stack_pointer_, current_->stack_pointer);
-  }
-  current_ = nullptr;
+  do {
+    while (!ready_.empty()) {
+      current_ = ready_.front();
+      ready_.pop_front();
+      xcuda_fiber_switch(&scheduler_stack_pointer_, current_->stack_pointer);
+    }
+    current_ = nullptr;
+  } while (live_threads_ != 0 && release_stalled_groups());
   if (live_threads_ == 0) return;
   uint32_t at_barriers = 0;
   for (const Barrier& barrier : barriers_)
@@ -416,6 +420,24 @@ void BlockScheduler::release_complete_groups(uint32_t warp_index) {
       break;
     }
   }
+}
+
+// Every live thread waits, some at warp collectives and some elsewhere (a block barrier): those
+// elsewhere cannot come before the others go on, so each warp's waiting lanes form their groups
+// without them. This is how a diverged warp's __activemask() before a barrier sees the lanes of
+// its own branch, and how collectives over that mask then complete.
+bool BlockScheduler::release_stalled_groups() {
+  bool released = false;
+  for (uint32_t index = 0; index < warps_.size(); ++index) {
+    Warp& warp = warps_[index];
+    if (warp.waiting == 0 || (warp.live & ~warp.waiting) == 0) continue;
+    const uint32_t live = warp.live, waiting = warp.waiting;
+    warp.live &= waiting;
+    release_complete_groups(index);
+    warp.live = live;
+    released |= warp.waiting != waiting;
+  }
+  return released;
 }
 
 uint32_t BlockScheduler::warp_exchange(uint64_t offer, uint32_t members) {
