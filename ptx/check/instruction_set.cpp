@@ -83,7 +83,9 @@ constexpr InstructionSignature instruction_set[] = {
     {"getctarank", type_group | space_group, "*t", ""},
     {"isspacep", space_group, "pt", ""},
     // cp.async: shapes are checked by the lowering (lower/async_copy.cpp)
-    {"cp", cache_group, "?*****", "async ca cg shared shared::cta global commit_group wait_group wait_all mbarrier arrive noinc b64 bulk prefetch tensor"},
+    {"cp", cache_group, "?*****",
+     "async ca cg shared shared::cta shared::cluster global commit_group wait_group wait_all mbarrier arrive noinc b64 "
+     "bulk prefetch tensor mbarrier::complete_tx::bytes bulk_group multicast::cluster cp_mask read"},
     // control flow
     {"bra", uniform_group, "l", ""},
     {"brx", uniform_group, "ul", "idx"},

@@ -1,7 +1,10 @@
 // cp.async (sm_80): a copy from global to shared memory that completes by the next
-// cp.async.wait_group/wait_all. On the host the copy is made when it is issued, which is one of
-// the orders the PTX memory model allows, so commit_group and the waits have nothing left to do.
-// The bulk (TMA) forms are reported as not supported yet.
+// cp.async.wait_group/wait_all; cp.async.bulk (sm_90): a copy of a multiple of 16 bytes into
+// shared memory that completes on an mbarrier, or out of it, completing by a bulk group. On the
+// host each copy is made when it is issued, which is one of the orders the PTX memory model
+// allows: the mbarrier sees its bytes' transactions complete at once, and commit_group and the
+// waits have nothing left to do. The tensor forms (cp.async.bulk.tensor) and the bulk
+// reductions are reported as not supported yet.
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 
@@ -73,6 +76,71 @@ void lower_copy_arrival(FunctionLowering& lowering, const Instruction& instructi
                 builder.getInt64(0), builder.getInt32(1));
 }
 
+// cp.async.bulk.dst.src.completion{.multicast::cluster}{.L2::cache_hint} [dst], [src], size
+// {, [mbar]}{, ctaMask}{, policy}, with dst.src shared::cta or shared::cluster from global or
+// from shared::cta (completion mbarrier::complete_tx::bytes), or global from shared::cta
+// (completion bulk_group). A cluster is one block here: a multicast reaches it when ctaMask
+// names rank 0, and shared::cluster addresses are this block's.
+void lower_bulk_copy(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const auto& operands = instruction.operands;
+  const auto& modifiers = instruction.modifiers;
+  auto space_of = [](std::string_view word) -> std::optional<StateSpace> {
+    if (word == "global") return StateSpace::global;
+    if (word == "shared::cta" || word == "shared::cluster") return StateSpace::shared;
+    return std::nullopt;
+  };
+  std::optional<StateSpace> destination_space = modifiers.size() > 3 ? space_of(modifiers[2].word) : std::nullopt;
+  std::optional<StateSpace> source_space = modifiers.size() > 3 ? space_of(modifiers[3].word) : std::nullopt;
+  const bool to_barrier = is_written(instruction, "mbarrier::complete_tx::bytes");
+  const bool to_group = is_written(instruction, "bulk_group");
+  const bool multicast = is_written(instruction, "multicast::cluster");
+  const size_t expected = 3 + (to_barrier ? 1 : 0) + (multicast ? 1 : 0) + (is_written(instruction, "L2::cache_hint") ? 1 : 0);
+  const bool valid = destination_space && source_space && to_barrier != to_group && operands.size() == expected &&
+                     operands[0].kind == Operand::Kind::address && operands[1].kind == Operand::Kind::address &&
+                     (!to_barrier || operands[3].kind == Operand::Kind::address) &&
+                     (to_barrier ? *destination_space == StateSpace::shared
+                                 : *destination_space == StateSpace::global && *source_space == StateSpace::shared) &&
+                     !is_written(instruction, "cp_mask") && (!multicast || *source_space == StateSpace::global);
+  if (!valid) {
+    lowering.error(instruction.location, "cp.async.bulk takes [dst], [src], size, [mbar]{, ctaMask}{, policy} into "
+                                         "shared memory with .mbarrier::complete_tx::bytes, or [dst], [src], size{, policy} "
+                                         "into global memory with .bulk_group (.cp_mask is not supported yet)");
+    return;
+  }
+  llvm::Value* destination = lowering.address(operands[0], *destination_space);
+  llvm::Value* source = lowering.address(operands[1], *source_space);
+  llvm::Value* size = builder.CreateZExt(lowering.read(operands[2], ScalarType::u32), builder.getInt64Ty());
+  // Both addresses and the size are multiples of 16 (an H200 reports a misaligned address):
+  // anything else ends the kernel rather than copy what the hardware would not.
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  llvm::Value* bits = builder.CreateOr(builder.CreateOr(builder.CreatePtrToInt(destination, builder.getInt64Ty()),
+                                                        builder.CreatePtrToInt(source, builder.getInt64Ty())),
+                                       size);
+  auto* aligned = llvm::BasicBlock::Create(lowering.context(), "bulk.aligned", function);
+  auto* misaligned = llvm::BasicBlock::Create(lowering.context(), "bulk.misaligned", function);
+  builder.CreateCondBr(builder.CreateICmpEQ(builder.CreateAnd(bits, 15), builder.getInt64(0)), aligned, misaligned);
+  builder.SetInsertPoint(misaligned);
+  emit_trap(lowering);
+  builder.SetInsertPoint(aligned);
+  llvm::BasicBlock* done = nullptr;
+  if (multicast) {
+    llvm::Value* reaches_this_block = builder.CreateTrunc(lowering.read(operands[4], ScalarType::b16), builder.getInt1Ty());
+    auto* copy = llvm::BasicBlock::Create(lowering.context(), "bulk.multicast", function);
+    done = llvm::BasicBlock::Create(lowering.context(), "bulk.multicast.done", function);
+    builder.CreateCondBr(reaches_this_block, copy, done);
+    builder.SetInsertPoint(copy);
+  }
+  builder.CreateMemCpy(destination, llvm::Align(16), source, llvm::Align(16), size);
+  if (to_barrier)
+    emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::complete_tx),
+                  lowering.address(operands[3], StateSpace::shared), size, builder.getInt32(0));
+  if (done) {
+    builder.CreateBr(done);
+    builder.SetInsertPoint(done);
+  }
+}
+
 void lower_cp(FunctionLowering& lowering, const Instruction& instruction) {
   const auto& modifiers = instruction.modifiers;
   bool is_async = !modifiers.empty() && modifiers[0].word == "async";
@@ -80,6 +148,12 @@ void lower_cp(FunctionLowering& lowering, const Instruction& instruction) {
   if (is_async && (next == "commit_group" || next == "wait_group" || next == "wait_all")) return;
   if (is_async && (next == "ca" || next == "cg")) return lower_copy(lowering, instruction);
   if (is_async && next == "mbarrier") return lower_copy_arrival(lowering, instruction);
+  if (is_async && next == "bulk" && modifiers.size() > 2) {
+    std::string_view form = modifiers[2].word;
+    // Prefetches into L2 change nothing here; groups complete when their copies are issued.
+    if (form == "commit_group" || form == "wait_group" || form == "prefetch") return;
+    if (form != "tensor") return lower_bulk_copy(lowering, instruction);
+  }
   std::string form = "cp";
   for (const Modifier& modifier : modifiers) form += "." + modifier.word;
   lowering.error(instruction.location, "'" + form + "' is not supported yet");

@@ -6,6 +6,16 @@
 #include "lower/module_lowering.h"
 
 namespace xcuda::ptx {
+
+void emit_trap(FunctionLowering& lowering) {
+  auto& builder = lowering.builder();
+  auto* pointer = builder.getPtrTy();
+  llvm::Function* trap = lowering.module().intrinsic(intrinsics::trap, builder.getVoidTy(), {pointer});
+  trap->setDoesNotReturn();
+  builder.CreateCall(trap, {lowering.thread_context()});
+  builder.CreateUnreachable();
+}
+
 namespace {
 
 void lower_bra(FunctionLowering& lowering, const Instruction& instruction) {
@@ -17,16 +27,6 @@ void lower_ret(FunctionLowering& lowering, const Instruction&) { lowering.return
 
 // Inside a .func, exit ends the thread in every caller too (see function_result_type()).
 void lower_exit(FunctionLowering& lowering, const Instruction&) { lowering.return_from_function(true); }
-
-// Ends the kernel with an error; the block the builder is in ends here.
-void emit_trap(FunctionLowering& lowering) {
-  auto& builder = lowering.builder();
-  auto* pointer = builder.getPtrTy();
-  llvm::Function* trap = lowering.module().intrinsic(intrinsics::trap, builder.getVoidTy(), {pointer});
-  trap->setDoesNotReturn();
-  builder.CreateCall(trap, {lowering.thread_context()});
-  builder.CreateUnreachable();
-}
 
 void lower_trap(FunctionLowering& lowering, const Instruction&) {
   emit_trap(lowering);

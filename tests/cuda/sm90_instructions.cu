@@ -1,10 +1,15 @@
 // Instructions of sm_90 and later that a program reaches through inline PTX: elect.sync,
 // movmatrix (sm_75), mapa and getctarank, the cluster special registers, barrier.cluster,
-// fence.proxy.async, createpolicy with a cache-hinted load, prefetchu, applypriority and discard.
+// fence.proxy.async, createpolicy with a cache-hinted load, prefetchu, applypriority and discard,
+// and bulk copies (cp.async.bulk) into shared memory on an mbarrier and out through a bulk group,
+// which is also what libcu++'s cuda::memcpy_async with a cuda::barrier becomes on sm_90.
 // The launch names no cluster, so each block is a cluster of one (PTX ISA: "a CTA that is not
 // part of an explicit cluster is a cluster of one CTA"). Expected values follow from the ISA's
 // definitions, computed here; the sm_90 parts exist only where the PTX targets sm_90.
 #include "check.h"
+
+#include <cooperative_groups.h>
+#include <cuda/barrier>
 
 #include <cstdint>
 #include <vector>
@@ -22,6 +27,8 @@ struct Results {
   unsigned cluster[kCount][7];     // the cluster registers
   unsigned neighbours[kCount];     // read after barrier.cluster
   unsigned hinted[kCount];         // a load with a createpolicy cache hint
+  unsigned bulk_in[kCount];        // read from shared memory after a bulk copy into it
+  alignas(16) unsigned bulk_out[kCount];  // a bulk copy of that shared memory back out
 };
 
 __global__ void kernel(const unsigned* in, Results* results, unsigned* scratch) {
@@ -84,7 +91,45 @@ __global__ void kernel(const unsigned* in, Results* results, unsigned* scratch) 
     asm volatile("discard.global.L2 [%0], 128;" ::"l"(scratch + blockIdx.x * 32) : "memory");
   }
   results->hinted[global] = hinted ^ 0x5a5a5a5a;
+
+  // Bulk copies: the block's 256 bytes of `in` into shared memory, completing on an mbarrier
+  // that expects them, then out again into bulk_out through a bulk group.
+  __shared__ alignas(16) unsigned bulk[kThreads];
+  __shared__ alignas(8) unsigned long long bulk_barrier;
+  const unsigned bulk_address = static_cast<unsigned>(__cvta_generic_to_shared(bulk));
+  const unsigned barrier_address = static_cast<unsigned>(__cvta_generic_to_shared(&bulk_barrier));
+  if (t == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(barrier_address) : "memory");
+  __syncthreads();
+  if (t == 0) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier_address), "r"(kThreads * 4)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(bulk_address), "l"(in + blockIdx.x * kThreads), "r"(kThreads * 4), "r"(barrier_address) : "memory");
+  }
+  for (unsigned arrived = 0; !arrived;)
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(arrived) : "r"(barrier_address) : "memory");
+  results->bulk_in[global] = bulk[(t + 7) % kThreads];
+  __syncthreads();
+  if (t == 0)
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n\t"
+                 "cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;"
+                 ::"l"(results->bulk_out + blockIdx.x * kThreads), "r"(bulk_address), "r"(kThreads * 4) : "memory");
 #endif
+}
+
+// cuda::memcpy_async of 16-byte-aligned data with a block's cuda::barrier: cp.async.bulk with
+// mbarrier transactions on sm_90, cp.async on sm_80, plain copies before.
+__global__ void library_copy(const int4* in, int4* out) {
+  __shared__ alignas(16) int4 staged[kThreads];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ cuda::barrier<cuda::thread_scope_block> barrier;
+  auto block = cooperative_groups::this_thread_block();
+  if (block.thread_rank() == 0) init(&barrier, block.size());
+  block.sync();
+  cuda::memcpy_async(block, staged, in + blockIdx.x * kThreads, cuda::aligned_size_t<16>(sizeof(staged)), barrier);
+  barrier.arrive_and_wait();
+  out[blockIdx.x * kThreads + threadIdx.x] = staged[(threadIdx.x + 3) % kThreads];
 }
 
 int main() {
@@ -135,10 +180,33 @@ int main() {
           FAIL("cluster register %d, thread %d: %u, expected %u", k, global, results.cluster[global][k], cluster[k]);
       if (results.hinted[global] != (in[global] ^ 0x5a5a5a5au))
         FAIL("hinted load, thread %d: 0x%x, expected 0x%x", global, results.hinted[global], in[global] ^ 0x5a5a5a5au);
+      const unsigned bulk_in = in[block * kThreads + (t + 7) % kThreads];
+      if (results.bulk_in[global] != bulk_in)
+        FAIL("cp.async.bulk into shared memory, thread %d: 0x%x, expected 0x%x", global, results.bulk_in[global], bulk_in);
+      if (results.bulk_out[global] != in[global])
+        FAIL("cp.async.bulk out of shared memory, element %d: 0x%x, expected 0x%x", global, results.bulk_out[global], in[global]);
     }
-    std::printf(", elect.sync, barrier.cluster, mapa, getctarank, cluster registers, cache hints ok");
+    std::printf(", elect.sync, barrier.cluster, mapa, getctarank, cluster registers, cache hints, bulk copies ok");
   }
-  std::printf("\n");
+  std::vector<int4> copy_in(kCount), copy_out(kCount);
+  for (int i = 0; i < kCount; ++i) copy_in[i] = make_int4(i, i * 3, -i, i ^ 0x55);
+  int4 *copy_in_device, *copy_out_device;
+  CHECK(cudaMalloc(&copy_in_device, kCount * sizeof(int4)));
+  CHECK(cudaMalloc(&copy_out_device, kCount * sizeof(int4)));
+  CHECK(cudaMemcpy(copy_in_device, copy_in.data(), kCount * sizeof(int4), cudaMemcpyHostToDevice));
+  library_copy<<<kBlocks, kThreads>>>(copy_in_device, copy_out_device);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(copy_out.data(), copy_out_device, kCount * sizeof(int4), cudaMemcpyDeviceToHost));
+  for (int global = 0; global < kCount; ++global) {
+    const int4 want = copy_in[global / kThreads * kThreads + (global % kThreads + 3) % kThreads];
+    const int4 got = copy_out[global];
+    if (got.x != want.x || got.y != want.y || got.z != want.z || got.w != want.w)
+      FAIL("cuda::memcpy_async, thread %d: (%d, %d, %d, %d), expected (%d, %d, %d, %d)", global, got.x, got.y, got.z,
+           got.w, want.x, want.y, want.z, want.w);
+  }
+  CHECK(cudaFree(copy_in_device));
+  CHECK(cudaFree(copy_out_device));
+  std::printf(", cuda::memcpy_async ok\n");
   CHECK(cudaFree(in_device));
   CHECK(cudaFree(scratch));
   CHECK(cudaFree(results_device));
