@@ -85,7 +85,8 @@ constexpr InstructionSignature instruction_set[] = {
     // cp.async: shapes are checked by the lowering (lower/async_copy.cpp)
     {"cp", cache_group, "?*****",
      "async ca cg shared shared::cta shared::cluster global commit_group wait_group wait_all mbarrier arrive noinc b64 "
-     "bulk prefetch tensor mbarrier::complete_tx::bytes bulk_group multicast::cluster cp_mask read"},
+     "bulk prefetch tensor mbarrier::complete_tx::bytes bulk_group multicast::cluster cp_mask read 1d 2d 3d 4d 5d tile "
+     "im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 im2col_no_offs"},
     // control flow
     {"bra", uniform_group, "l", ""},
     {"brx", uniform_group, "ul", "idx"},

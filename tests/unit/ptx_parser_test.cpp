@@ -351,8 +351,15 @@ TEST(PtxParser, CompilesAsyncCopiesAndReportsBulkCopies) {
 }
 )"),
             std::vector<std::string>{});
-  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.prefetch.L2.global [%rd1], 64;\n  ret;\n}\n"),
-            std::vector<std::string>{"bad.ptx:13:3: 'cp.async.bulk.prefetch.L2.global' is not supported yet"});
+  // The bulk copies compile (lower/async_copy.cpp); the tensor forms are reported at the statement.
+  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.prefetch.L2.global [%rd1], 64;\n"
+                                    "  cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [staging], [%rd1], 32, [staging+48];\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                                    "[staging], [%rd1, {%r1}], [staging+48];\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:13:3: 'cp.async.bulk.tensor.1d.shared::cluster.global.tile."
+                                     "mbarrier::complete_tx::bytes' is not supported yet"});
 }
 
 }  // namespace
