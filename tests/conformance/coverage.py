@@ -52,6 +52,16 @@ ELSEWHERE = {
     "suld": ("tests/unit/api_texture_test.cpp", "suld.b.2d"),
     "sust": ("tests/unit/api_texture_test.cpp", "sust.b.2d"),
     "suq": ("tests/unit/api_texture_test.cpp", "suq.width"),
+    "prefetchu": ("tests/cuda/sm90_instructions.cu", "prefetchu.L1"),
+    "createpolicy": ("tests/cuda/sm90_instructions.cu", "createpolicy.fractional"),
+    "applypriority": ("tests/cuda/sm90_instructions.cu", "applypriority.global"),
+    "discard": ("tests/cuda/sm90_instructions.cu", "discard.global"),
+    "mapa": ("tests/cuda/sm90_instructions.cu", "mapa.shared::cluster"),
+    "getctarank": ("tests/cuda/sm90_instructions.cu", "getctarank.u64"),
+    "setmaxnreg": None,
+    "pmevent": None,
+    "elect": ("tests/cuda/sm90_instructions.cu", "elect.sync"),
+    "movmatrix": ("tests/cuda/sm90_instructions.cu", "movmatrix.sync.aligned.m8n8.trans.b16"),
 }
 
 
