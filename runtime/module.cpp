@@ -62,7 +62,7 @@ Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, st
   for (ptx::CompileOptions& options : compile_units(info_, base)) {
     bool whole = options.kernels.empty();
     options.ir_dump_prefix = dump_prefix(key_, whole ? std::nullopt : std::optional(units_.size()));
-    units_.push_back(Unit{std::move(options), nullptr, std::nullopt});
+    units_.push_back(Unit{std::move(options), nullptr, std::nullopt, nullptr});
   }
   live_modules().add(this);
 }

@@ -85,31 +85,33 @@ void lower_bulk_copy(FunctionLowering& lowering, const Instruction& instruction)
   auto& builder = lowering.builder();
   const auto& operands = instruction.operands;
   const auto& modifiers = instruction.modifiers;
-  auto space_of = [](std::string_view word) -> std::optional<StateSpace> {
+  // generic stands for a word that names no space a bulk copy takes.
+  auto space_of = [&](size_t index) {
+    std::string_view word = index < modifiers.size() ? std::string_view(modifiers[index].word) : std::string_view();
     if (word == "global") return StateSpace::global;
     if (word == "shared::cta" || word == "shared::cluster") return StateSpace::shared;
-    return std::nullopt;
+    return StateSpace::generic;
   };
-  std::optional<StateSpace> destination_space = modifiers.size() > 3 ? space_of(modifiers[2].word) : std::nullopt;
-  std::optional<StateSpace> source_space = modifiers.size() > 3 ? space_of(modifiers[3].word) : std::nullopt;
+  const StateSpace destination_space = space_of(2), source_space = space_of(3);
   const bool to_barrier = is_written(instruction, "mbarrier::complete_tx::bytes");
   const bool to_group = is_written(instruction, "bulk_group");
   const bool multicast = is_written(instruction, "multicast::cluster");
   const size_t expected = 3 + (to_barrier ? 1 : 0) + (multicast ? 1 : 0) + (is_written(instruction, "L2::cache_hint") ? 1 : 0);
-  const bool valid = destination_space && source_space && to_barrier != to_group && operands.size() == expected &&
+  const bool valid = destination_space != StateSpace::generic && source_space != StateSpace::generic &&
+                     to_barrier != to_group && operands.size() == expected &&
                      operands[0].kind == Operand::Kind::address && operands[1].kind == Operand::Kind::address &&
                      (!to_barrier || operands[3].kind == Operand::Kind::address) &&
-                     (to_barrier ? *destination_space == StateSpace::shared
-                                 : *destination_space == StateSpace::global && *source_space == StateSpace::shared) &&
-                     !is_written(instruction, "cp_mask") && (!multicast || *source_space == StateSpace::global);
+                     (to_barrier ? destination_space == StateSpace::shared
+                                 : destination_space == StateSpace::global && source_space == StateSpace::shared) &&
+                     !is_written(instruction, "cp_mask") && (!multicast || source_space == StateSpace::global);
   if (!valid) {
     lowering.error(instruction.location, "cp.async.bulk takes [dst], [src], size, [mbar]{, ctaMask}{, policy} into "
                                          "shared memory with .mbarrier::complete_tx::bytes, or [dst], [src], size{, policy} "
                                          "into global memory with .bulk_group (.cp_mask is not supported yet)");
     return;
   }
-  llvm::Value* destination = lowering.address(operands[0], *destination_space);
-  llvm::Value* source = lowering.address(operands[1], *source_space);
+  llvm::Value* destination = lowering.address(operands[0], destination_space);
+  llvm::Value* source = lowering.address(operands[1], source_space);
   llvm::Value* size = builder.CreateZExt(lowering.read(operands[2], ScalarType::u32), builder.getInt64Ty());
   // Both addresses and the size are multiples of 16 (an H200 reports a misaligned address):
   // anything else ends the kernel rather than copy what the hardware would not.
