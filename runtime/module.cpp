@@ -182,8 +182,11 @@ void Module::tier_up(Unit& unit) {
                      origin = origin_](const std::atomic<bool>& stopping) mutable {
     auto start = std::chrono::steady_clock::now();
     options.cancelled = &stopping;
-    CachedCompile result = compile_with_cache(*ptx, options);
-    if (stopping.load(std::memory_order_relaxed)) return;
+    CachedCompile result = stopping.load(std::memory_order_relaxed) ? CachedCompile{} : compile_with_cache(*ptx, options);
+    if (stopping.load(std::memory_order_relaxed)) {
+      tier_up->stopped.store(true, std::memory_order_relaxed);
+      return;
+    }
     std::lock_guard lock(tier_up->mutex);
     if (tier_up->cancelled) return;
     const std::string& name = options.kernels.front();
@@ -262,7 +265,10 @@ Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name) {
   std::lock_guard lock(mutex_);
   Unit* unit = &unit_of(name);
   // Every launch comes here: once loaded, nothing to prepare (no vector, no thread count).
-  if (unit->loaded) return unit->loaded->kernel(name);
+  if (unit->loaded) {
+    if (unit->tier_up && unit->tier_up->stopped.load(std::memory_order_relaxed)) tier_up(*unit);
+    return unit->loaded->kernel(name);
+  }
   if (Status status = prepare({unit}); !status) return status.error();
   return unit->loaded->kernel(name);
 }

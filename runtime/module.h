@@ -4,6 +4,7 @@
 // it, or for every unit at once, in parallel, when XCUDA_EAGER=1.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -86,6 +87,9 @@ class Module {
     std::mutex mutex;
     bool cancelled = false;
     std::unique_ptr<LoadedModule> optimized;
+    // The background compile was stopped before it finished (its thread ended): the kernel's
+    // next launch queues it again.
+    std::atomic<bool> stopped{false};
   };
 
   struct Unit {

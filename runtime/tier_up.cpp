@@ -37,20 +37,23 @@ class BackgroundCompiler {
     state.job_added.notify_one();
   }
 
-  // Cancels the running job, drops the queued ones and waits for the thread to end. A later
-  // job starts it again.
+  // Cancels the running job, waits for the thread to end, and runs the queued jobs here with
+  // `stopping` set, so that each knows it was stopped. A later job starts the thread again.
   void stop() {
     State& state = *state_;
     std::lock_guard stopping(state.stop_mutex);
+    std::deque<Job> dropped;
     {
       std::lock_guard lock(state.mutex);
       if (!state.thread.joinable()) return;
       state.stopping = true;
-      state.jobs.clear();
+      dropped.swap(state.jobs);
       state.stopping_flag.store(true, std::memory_order_relaxed);
     }
     state.job_added.notify_all();
     state.thread.join();
+    // The jobs that never started learn that they were stopped.
+    for (Job& job : dropped) job(state.stopping_flag);
     std::lock_guard lock(state.mutex);
     state.thread = std::thread();
     state.stopping = false;

@@ -12,11 +12,12 @@
 
 namespace xcuda::runtime {
 
-// Runs `job` on the background compile thread, before the jobs queued earlier and not started. When the thread
-// that queued it ends, or calls exit(), the jobs not yet started are dropped and the running one
-// is waited for, so that no compile is cut off inside LLVM while the process tears down;
-// `stopping` turns true then, for the job to hand to its compile (ptx::CompileOptions::cancelled)
-// so that the wait is short.
+// Runs `job` on the background compile thread, before the jobs queued earlier and not started.
+// When the thread that queued it ends, or calls exit(), the running job is waited for, so that no
+// compile is cut off inside LLVM while the process tears down, and the jobs not yet started run
+// on that thread at once; `stopping` is true for both, and the running job hands it to its
+// compile (ptx::CompileOptions::cancelled) so that the wait is short. A stopped job should leave
+// its work to be asked for again (a kernel's next launch queues its compile again).
 void run_in_background(std::function<void(const std::atomic<bool>& stopping)> job);
 
 }  // namespace xcuda::runtime

@@ -444,9 +444,11 @@ TEST(RunInBackground, RunsTheLastQueuedFirstOnOneOtherThread) {
 }
 
 // The thread that queued a job ends: the running job sees `stopping` and is waited for, the
-// queued ones are dropped, and a later job starts the compile thread again.
+// queued ones run on the ending thread knowing they were stopped, and a later job starts the
+// compile thread again.
 TEST(RunInBackground, AThreadThatEndsStopsItsJobs) {
-  std::atomic<bool> running{false}, saw_stopping{false}, dropped_ran{false};
+  std::atomic<bool> running{false}, saw_stopping{false}, queued_saw_stopping{false};
+  std::thread::id queued_ran_on;
   std::thread queuer([&] {
     run_in_background([&](const std::atomic<bool>& stopping) {
       running = true;
@@ -454,11 +456,16 @@ TEST(RunInBackground, AThreadThatEndsStopsItsJobs) {
       saw_stopping = true;
     });
     while (!running) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    run_in_background([&](const std::atomic<bool>&) { dropped_ran = true; });
+    run_in_background([&](const std::atomic<bool>& stopping) {
+      queued_saw_stopping = stopping.load();
+      queued_ran_on = std::this_thread::get_id();
+    });
   });
+  const std::thread::id queuer_id = queuer.get_id();
   queuer.join();
   EXPECT_TRUE(saw_stopping);
-  EXPECT_FALSE(dropped_ran);
+  EXPECT_TRUE(queued_saw_stopping);
+  EXPECT_EQ(queued_ran_on, queuer_id);
   std::atomic<bool> later_ran{false};
   std::thread again([&] { run_in_background([&](const std::atomic<bool>&) { later_ran = true; }); });
   again.join();  // stops the compile thread once more, after the job or before it started
