@@ -58,8 +58,8 @@ ELSEWHERE = {
     "discard": ("tests/cuda/sm90_instructions.cu", "discard.global"),
     "mapa": ("tests/cuda/sm90_instructions.cu", "mapa.shared::cluster"),
     "getctarank": ("tests/cuda/sm90_instructions.cu", "getctarank.u64"),
-    "setmaxnreg": None,
-    "pmevent": None,
+    "setmaxnreg": ("tests/unit/ptx_parser_test.cpp", "setmaxnreg.inc.sync.aligned.u32"),
+    "pmevent": ("tests/unit/ptx_parser_test.cpp", "pmevent.mask"),
     "elect": ("tests/cuda/sm90_instructions.cu", "elect.sync"),
     "movmatrix": ("tests/cuda/sm90_instructions.cu", "movmatrix.sync.aligned.m8n8.trans.b16"),
 }

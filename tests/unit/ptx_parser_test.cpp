@@ -330,6 +330,16 @@ TEST(PtxParser, ReportsWhatTheHostCannotRunYet) {
 }
 
 // The cp.async forms NVIDIA's libraries use compile; the bulk (TMA) forms are reported.
+// Hints for the register allocator and the profiler compile to nothing; a wrong form is reported.
+TEST(PtxParser, CompilesRegisterAndProfilerHints) {
+  std::string kernel = std::string(header) + ".visible .entry hints()\n{\n";
+  EXPECT_EQ(diagnostics_of(kernel + "  setmaxnreg.inc.sync.aligned.u32 232;\n  setmaxnreg.dec.sync.aligned.u32 40;\n"
+                                    "  pmevent 3;\n  pmevent.mask 0x8;\n  ret;\n}\n"),
+            std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  setmaxnreg.up.sync.aligned.u32 232;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:6:13: '.up' is not a valid modifier for 'setmaxnreg'"});
+}
+
 TEST(PtxParser, CompilesAsyncCopiesAndReportsBulkCopies) {
   std::string kernel = std::string(header) + R"(.visible .entry copy(.param .u64 source, .param .u32 size)
 {
