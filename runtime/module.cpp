@@ -137,42 +137,37 @@ Status Module::prepare(std::vector<Unit*> units) {
   std::vector<Unit*> pending;
   for (Unit* unit : units)
     if (!unit->loaded && !unit->failure) pending.push_back(unit);
-  std::vector<CachedCompile> results(pending.size());
+  std::vector<FirstCompile> results(pending.size());
   std::vector<double> milliseconds(pending.size());
-  std::unique_ptr<bool[]> quick(new bool[pending.size()]);
   run_in_parallel(pending.size(), [&](size_t index) {
     auto start = std::chrono::steady_clock::now();
-    results[index] = compile_first(*pending[index], quick[index]);
+    results[index] = compile_first(*pending[index]);
     milliseconds[index] =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   });
   // Linking stays on this thread: the backend loads one module at a time.
   for (size_t index = 0; index < pending.size(); ++index) {
-    CachedCompile& result = results[index];
+    auto& [result, quick] = results[index];
     const char* state = !code_cache() ? "cache off" : result.from_cache ? "cache hit" : "cache miss";
     logger().info("{}: {}, {}{}, {:.1f} ms", origin_, state, describe(*pending[index]),
-                  quick[index] ? ", first tier" : "", milliseconds[index]);
+                  quick ? ", first tier" : "", milliseconds[index]);
     link(*pending[index], std::move(result.compiled));
-    if (quick[index] && pending[index]->loaded) tier_up(*pending[index]);
+    if (quick && pending[index]->loaded) tier_up(*pending[index]);
   }
   for (const Unit* unit : units)
     if (unit->failure) return *unit->failure;
   return {};
 }
 
-CachedCompile Module::compile_first(const Unit& unit, bool& quick) const {
-  quick = false;
+Module::FirstCompile Module::compile_first(const Unit& unit) const {
   // Eager loading asked to pay for compiling at load; a unit with globals is linked once.
   bool tiered = environment().tiered && !environment().eager && !unit.options.kernels.empty() &&
                 unit.options.target == ptx::Target::host;
-  if (tiered) {
-    if (std::optional<CachedCompile> cached = find_cached(*ptx_, unit.options)) return std::move(*cached);
-    quick = true;
-    ptx::CompileOptions first = unit.options;
-    first.optimization_level = 1;
-    return compile_with_cache(*ptx_, first);
-  }
-  return compile_with_cache(*ptx_, unit.options);
+  if (!tiered) return {compile_with_cache(*ptx_, unit.options), false};
+  if (std::optional<CachedCompile> cached = find_cached(*ptx_, unit.options)) return {std::move(*cached), false};
+  ptx::CompileOptions first = unit.options;
+  first.optimization_level = 1;
+  return {compile_with_cache(*ptx_, first), true};
 }
 
 void Module::tier_up(Unit& unit) {

@@ -108,9 +108,13 @@ class Module {
          std::string key, ptx::ModuleInfo info);
   // Compiles, in parallel, and links whichever of `units` are not linked yet. mutex_ held.
   Status prepare(std::vector<Unit*> units);
-  // The unit's first object: the first tier's where tiering applies and the cache lacks the
-  // optimised one. Sets `quick` accordingly.
-  CachedCompile compile_first(const Unit& unit, bool& quick) const;
+  // The unit's first object: the first tier's (`quick`) where tiering applies and the cache lacks
+  // the optimised one.
+  struct FirstCompile {
+    CachedCompile result;
+    bool quick = false;
+  };
+  FirstCompile compile_first(const Unit& unit) const;
   void link(Unit& unit, ptx::CompileResult compiled);
   // Queues the optimised compile of a unit that runs the first tier's code.
   void tier_up(Unit& unit);

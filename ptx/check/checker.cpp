@@ -317,10 +317,7 @@ class FunctionChecker {
     if (operand.kind == Kind::vector) {
       uint32_t width = instruction.qualifiers.vector_width;
       // cvt.rs into a packed four (.e4m3x4 ...) takes its four .f32 sources as {a, b, e, f}.
-      if (instruction.opcode == "cvt" && !is_first &&
-          std::any_of(instruction.qualifiers.other.begin(), instruction.qualifiers.other.end(),
-                      [](const std::string& word) { return word.ends_with("x4"); }))
-        width = 4;
+      if (instruction.opcode == "cvt" && !is_first && packs_four(instruction.qualifiers)) width = 4;
       bool packs = instruction.opcode == "mov";
       if (!packs && width != operand.elements.size()) {
         error(operand.location, "expected " + std::to_string(width) + " elements for ." +

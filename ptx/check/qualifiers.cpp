@@ -1,5 +1,6 @@
 #include "check/qualifiers.h"
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <utility>
@@ -49,6 +50,9 @@ bool contains(std::span<const std::string_view> words, std::string_view word) {
     if (candidate == word) return true;
   return false;
 }
+
+// e4m3x4, e2m1x4 ...: not ldmatrix's x4.
+bool is_packed_four(std::string_view word) { return word.size() == 6 && word[0] == 'e' && word.ends_with("x4"); }
 
 bool is_extra_word(std::string_view extras, std::string_view word) {
   while (!extras.empty()) {
@@ -132,6 +136,10 @@ bool apply(std::string_view word, uint32_t groups, Qualifiers& qualifiers) {
 
 }  // namespace
 
+bool packs_four(const Qualifiers& qualifiers) {
+  return std::any_of(qualifiers.other.begin(), qualifiers.other.end(), is_packed_four);
+}
+
 bool decode_qualifiers(Instruction& instruction, const InstructionSignature& signature,
                        DiagnosticSink& diagnostics) {
   bool ok = true;
@@ -145,9 +153,8 @@ bool decode_qualifiers(Instruction& instruction, const InstructionSignature& sig
           modifier.word == "e2m3x2" || modifier.word == "ue8m0x2")
         instruction.qualifiers.types.push_back(ScalarType::b16);
       if (modifier.word == "e2m1x2") instruction.qualifiers.types.push_back(ScalarType::b8);
-      if (modifier.word == "e4m3x4" || modifier.word == "e5m2x4" || modifier.word == "e3m2x4" || modifier.word == "e2m3x4")
-        instruction.qualifiers.types.push_back(ScalarType::b32);
-      if (modifier.word == "e2m1x4") instruction.qualifiers.types.push_back(ScalarType::b16);
+      if (is_packed_four(modifier.word))
+        instruction.qualifiers.types.push_back(modifier.word == "e2m1x4" ? ScalarType::b16 : ScalarType::b32);
       continue;
     }
     if (!apply(modifier.word, signature.modifier_groups, instruction.qualifiers)) {

@@ -8,6 +8,9 @@
 
 namespace xcuda::ptx {
 
+// Whether cvt names a packed four (.e4m3x4, .e2m1x4 ...), which cvt.rs makes from {a, b, e, f}.
+bool packs_four(const Qualifiers& qualifiers);
+
 // Returns false after reporting when some modifier is unknown or not valid for the instruction.
 bool decode_qualifiers(Instruction& instruction, const InstructionSignature& signature,
                        DiagnosticSink& diagnostics);

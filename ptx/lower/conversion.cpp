@@ -8,6 +8,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include "check/qualifiers.h"
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 
@@ -56,11 +57,6 @@ const NarrowFormat* named_format(const Qualifiers& qualifiers) {
 
 // The format a cvt destination rounds into, with its lane count, or nullptr for the types that
 // take the ordinary conversions.
-// The fours (.e4m3x4 ...), which only cvt.rs makes.
-bool packs_four(const Qualifiers& qualifiers) {
-  return std::any_of(qualifiers.other.begin(), qualifiers.other.end(), [](const std::string& word) { return word.ends_with("x4"); });
-}
-
 const NarrowFormat* destination_format(const Qualifiers& qualifiers, const NarrowFormat* named, uint32_t& lanes) {
   ScalarType destination = qualifiers.types[0];
   lanes = packs_four(qualifiers) ? 4 : destination == ScalarType::f16x2 || destination == ScalarType::bf16x2 || (named != nullptr && named != &tf32_format) ? 2 : 1;
