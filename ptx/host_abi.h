@@ -17,8 +17,9 @@ namespace xcuda::ptx::host_abi {
 // module's kernels, but variables no one kernel reaches may overlap, so each kernel's static
 // part is KernelInfo::static_shared_bytes (up to the end of the last variable it reaches) and the
 // dynamic part starts at that size rounded up to 16 (a kernel reaching a dynamic array reports
-// the whole module's static size). Allocate at least
-// round_up(static_shared_bytes, 16) + dynamic_shared_bytes, 16-aligned, per running block.
+// the module's static size, padded to the dynamic arrays' alignment). Allocate at least
+// round_up(static_shared_bytes, 16) + dynamic_shared_bytes per running block, 1024-aligned so
+// that swizzle patterns see the same address bits in shared-window and generic addresses.
 //
 // Stack: a kernel with barriers keeps per-thread state on the calling thread's stack, about
 // KernelInfo::host_stack_bytes_per_thread + 4 bytes per thread of the block.

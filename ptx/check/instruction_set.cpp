@@ -82,9 +82,9 @@ constexpr InstructionSignature instruction_set[] = {
     {"mapa", type_group | space_group, "tt*", ""},
     {"getctarank", type_group | space_group, "*t", ""},
     {"isspacep", space_group, "pt", ""},
-    // cp.async: shapes are checked by the lowering (lower/async_copy.cpp)
-    {"cp", cache_group, "?*****",
-     "async ca cg shared shared::cta shared::cluster global commit_group wait_group wait_all mbarrier arrive noinc b64 "
+    // cp.async and cp.reduce.async.bulk: shapes are checked by the lowering (lower/async_copy.cpp)
+    {"cp", cache_group | type_group | atomic_operation_group, "?*****",
+     "async reduce noftz ca cg shared shared::cta shared::cluster global commit_group wait_group wait_all mbarrier arrive noinc "
      "bulk prefetch tensor mbarrier::complete_tx::bytes bulk_group multicast::cluster cp_mask read 1d 2d 3d 4d 5d tile "
      "im2col im2col::w im2col::w::128 tile::gather4 tile::scatter4 im2col_no_offs"},
     // control flow

@@ -2,10 +2,12 @@
 // its own file; adding an instruction is one entry there plus its lowering function.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
 #include "lower/function_lowering.h"
+#include "tensor_map.h"
 
 namespace xcuda::ptx {
 
@@ -46,6 +48,14 @@ void emit_trap(FunctionLowering& lowering);
 llvm::Value* exchange(FunctionLowering& lowering, llvm::Value* offer, llvm::Value* members);
 llvm::Value* peer(FunctionLowering& lowering, llvm::Value* lane);
 llvm::Value* lane_id(FunctionLowering& lowering);
+// Whether `word` is among the modifiers as written, including those the checker accepts without
+// recording them in the qualifiers (cache hints, cp's completion mechanisms).
+bool has_modifier(const Instruction& instruction, std::string_view word);
+// The tensor copies (tensor_copy.cpp), which cp's lowering (async_copy.cpp) hands on.
+void lower_tensor_copy(FunctionLowering& lowering, const Instruction& instruction);
+void lower_tensor_reduction(FunctionLowering& lowering, const Instruction& instruction);
+// The reduction of the runtime's bulk reductions that an atomic operation names, if any.
+std::optional<tensor_map::Reduction> bulk_reduction_of(Operation operation);
 // The mbarrier intrinsic of intrinsics.h on the object at `address`; `operation` is a
 // host_abi::MbarrierOperation with its flags.
 llvm::Value* emit_mbarrier(FunctionLowering& lowering, uint32_t operation, llvm::Value* address, llvm::Value* value,

@@ -36,6 +36,8 @@ class SharedReach {
   }
 
   const std::vector<const VariableDeclaration*>& variables() const { return variables_; }
+  // The alignment the most aligned dynamic (.extern .shared x[]) array asks for, at least 16.
+  uint64_t dynamic_alignment() const { return dynamic_alignment_; }
 
   // The static .shared variables `kernel` reaches, and whether it reaches dynamic shared memory.
   std::pair<std::vector<uint32_t>, bool> reached_from(uint32_t kernel) const {
@@ -61,7 +63,11 @@ class SharedReach {
 
  private:
   void add_variable(const VariableDeclaration& variable) {
-    if (variable.space != StateSpace::shared || variable.unsized_array) return;
+    if (variable.space != StateSpace::shared) return;
+    if (variable.unsized_array) {
+      dynamic_alignment_ = std::max<uint64_t>(dynamic_alignment_, variable.effective_alignment());
+      return;
+    }
     indices_[&variable] = static_cast<uint32_t>(variables_.size());
     variables_.push_back(&variable);
   }
@@ -97,6 +103,7 @@ class SharedReach {
   }
 
   const Module& module_;
+  uint64_t dynamic_alignment_ = 16;
   std::vector<const VariableDeclaration*> variables_;
   std::unordered_map<const VariableDeclaration*, uint32_t> indices_;
   std::vector<FunctionUses> uses_;
@@ -161,10 +168,12 @@ SharedLayout lay_out_shared_memory(const Module& module, DiagnosticSink& diagnos
     extent = std::max(extent, offset + size);
   }
   layout.static_bytes = static_cast<uint32_t>(extent);
-  layout.dynamic_offset = static_cast<uint32_t>(align_up(layout.static_bytes, 16));
+  // The dynamic part starts as aligned as its most aligned declaration asks (swizzled tensor
+  // copies want 1024 bytes), and a kernel reaching it counts the padding before it as static.
+  layout.dynamic_offset = static_cast<uint32_t>(align_up(layout.static_bytes, reach.dynamic_alignment()));
   for (size_t kernel = 0; kernel < kernels.size(); ++kernel)
     layout.kernel_static_bytes[&module.functions[kernels[kernel]]] =
-        dynamic[kernel] ? layout.static_bytes : static_cast<uint32_t>(kernel_bytes[kernel]);
+        dynamic[kernel] ? layout.dynamic_offset : static_cast<uint32_t>(kernel_bytes[kernel]);
   return layout;
 }
 

@@ -17,8 +17,9 @@ namespace xcuda::ptx {
 // one kernel reaches together (through the functions it calls) may overlap, so a kernel needs
 // only the bytes up to the end of the last variable it reaches, as on NVIDIA hardware.
 // static_bytes covers every variable; dynamic shared memory (.extern .shared arrays) starts after
-// it, 16-aligned, in every kernel, as a .func may address it too: a kernel reaching a dynamic
-// array therefore needs all of static_bytes.
+// it, at dynamic_offset (16-aligned, or as the arrays' .align asks), in every kernel, as a .func
+// may address it too: a kernel reaching a dynamic array therefore counts all of dynamic_offset
+// as its static bytes.
 struct SharedLayout {
   std::unordered_map<const VariableDeclaration*, uint32_t> offsets;
   std::unordered_map<const Function*, uint32_t> kernel_static_bytes;

@@ -19,6 +19,7 @@
 #include "runtime/host/device_printf.h"
 #include "runtime/host/fiber.h"
 #include "runtime/host/host_kernel.h"
+#include "runtime/host/tensor_copy.h"
 #include "runtime/host/texture_sampling.h"
 #include "runtime/host/worker_pool.h"
 #include "runtime/log.h"
@@ -178,6 +179,8 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::surface_load_symbol, &surface_load));
   callbacks.insert(callback(abi::surface_store_symbol, &surface_store));
   callbacks.insert(callback(abi::resource_query_symbol, &resource_query));
+  callbacks.insert(callback(ptx::tensor_map::copy_symbol, &tensor_copy));
+  callbacks.insert(callback(ptx::tensor_map::bulk_reduce_symbol, &bulk_reduce));
   callbacks.insert(callback(abi::fiber_run_block_symbol, &fiber_run_block));
   callbacks.insert(callback(abi::fiber_barrier_symbol, &fiber_barrier));
   callbacks.insert(callback(abi::fiber_warp_exchange_symbol, &fiber_warp_exchange));

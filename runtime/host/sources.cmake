@@ -9,4 +9,5 @@ set(XCUDA_HOST_BACKEND_SOURCES
   host/host_queue.cpp
   host/worker_pool.cpp
   host/texture_sampling.cpp
+  host/tensor_copy.cpp
 )

@@ -70,7 +70,10 @@ struct Interruption {
   return false;
 }
 
-constexpr size_t shared_memory_alignment = 64;
+// Shared-window addresses are offsets from a block's shared memory. Aligned this far, their low
+// ten bits are those of the generic addresses too, so that a swizzle pattern (which repeats
+// every 1024 bytes) is the same whether a program computes it from one or the other.
+constexpr size_t shared_memory_alignment = 1024;
 
 // How long a claim of blocks should last. A claim costs a few hundred nanoseconds on a kernel
 // that streams through memory, whatever its size: the locked add waits for the stores still in

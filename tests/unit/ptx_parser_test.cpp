@@ -329,7 +329,6 @@ TEST(PtxParser, ReportsWhatTheHostCannotRunYet) {
             std::vector<std::string>{"bad.ptx:5:1: unknown function 'g'"});
 }
 
-// The cp.async forms NVIDIA's libraries use compile; the bulk (TMA) forms are reported.
 // Hints for the register allocator and the profiler compile to nothing; a wrong form is reported.
 TEST(PtxParser, CompilesRegisterAndProfilerHints) {
   std::string kernel = std::string(header) + ".visible .entry hints()\n{\n";
@@ -361,15 +360,31 @@ TEST(PtxParser, CompilesAsyncCopiesAndReportsBulkCopies) {
 }
 )"),
             std::vector<std::string>{});
-  // The bulk copies compile (lower/async_copy.cpp); the tensor forms are reported at the statement.
+  // The bulk copies, reductions and tensor copies compile (lower/async_copy.cpp,
+  // lower/tensor_copy.cpp); the im2col tensor forms and malformed ones are reported at the statement.
   EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.prefetch.L2.global [%rd1], 64;\n"
                                     "  cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [staging], [%rd1], 32, [staging+48];\n"
+                                    "  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd1], [staging], 32;\n"
+                                    "  cp.reduce.async.bulk.global.shared::cta.bulk_group.L2::cache_hint.min.s64 [%rd1], [staging], 32, %rd1;\n"
+                                    "  cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.xor.b32 "
+                                    "[staging+32], [staging], 16, [staging+48];\n"
+                                    "  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                                    "[staging], [%rd1, {%r1}], [staging+48];\n"
+                                    "  cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd1, {%r1, %r1}], [staging];\n"
+                                    "  cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1, %r1, %r1}], [staging];\n"
+                                    "  cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd1, {%r1, %r1}];\n"
                                     "  ret;\n}\n"),
             std::vector<std::string>{});
-  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                                    "[staging], [%rd1, {%r1}], [staging+48];\n  ret;\n}\n"),
-            std::vector<std::string>{"bad.ptx:13:3: 'cp.async.bulk.tensor.1d.shared::cluster.global.tile."
+  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
+                                    "[staging], [%rd1, {%r1, %r1, %r1}], [staging+48], {%r1};\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:13:3: 'cp.async.bulk.tensor.3d.shared::cluster.global.im2col."
                                      "mbarrier::complete_tx::bytes' is not supported yet"});
+  EXPECT_EQ(diagnostics_of(kernel + "  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                                    "[staging], [%rd1, {%r1}], [staging+48];\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:13:95: expected [tensorMap, {coordinates}] with 2 coordinates"});
+  EXPECT_EQ(diagnostics_of(kernel + "  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u8 [%rd1], [staging], 32;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:13:3: cp.reduce.async.bulk takes .redOp.type and [dstMem], [srcMem], size, "
+                                     "[mbar] into shared::cluster, or [dstMem], [srcMem], size{, cache-policy} into global memory"});
 }
 
 }  // namespace
