@@ -125,23 +125,12 @@ void lower_bulk_copy(FunctionLowering& lowering, const Instruction& instruction)
   llvm::Value* source = lowering.address(operands[1], source_space);
   llvm::Value* size = builder.CreateZExt(lowering.read(operands[2], ScalarType::u32), builder.getInt64Ty());
   trap_unless_aligned(lowering, destination, source, size);
-  llvm::BasicBlock* done = nullptr;
-  if (multicast) {
-    llvm::Function* function = builder.GetInsertBlock()->getParent();
-    llvm::Value* reaches_this_block = builder.CreateTrunc(lowering.read(operands[4], ScalarType::b16), builder.getInt1Ty());
-    auto* copy = llvm::BasicBlock::Create(lowering.context(), "bulk.multicast", function);
-    done = llvm::BasicBlock::Create(lowering.context(), "bulk.multicast.done", function);
-    builder.CreateCondBr(reaches_this_block, copy, done);
-    builder.SetInsertPoint(copy);
-  }
+  llvm::BasicBlock* done = multicast ? begin_multicast(lowering, operands[4]) : nullptr;
   builder.CreateMemCpy(destination, llvm::Align(16), source, llvm::Align(16), size);
   if (to_barrier)
     emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::complete_tx),
                   lowering.address(operands[3], StateSpace::shared), size, builder.getInt32(0));
-  if (done) {
-    builder.CreateBr(done);
-    builder.SetInsertPoint(done);
-  }
+  end_multicast(lowering, done);
 }
 
 // The CUtensorMapDataType numbering of a bulk reduction's .type, which the runtime shares with
@@ -212,12 +201,32 @@ void lower_cp(FunctionLowering& lowering, const Instruction& instruction) {
   if (!modifiers.empty() && modifiers[0].word == "reduce" && modifiers.size() > 3 && modifiers[1].word == "async" &&
       modifiers[2].word == "bulk")
     return modifiers[3].word == "tensor" ? lower_tensor_reduction(lowering, instruction) : lower_bulk_reduction(lowering, instruction);
-  std::string form = "cp";
-  for (const Modifier& modifier : modifiers) form += "." + modifier.word;
-  lowering.error(instruction.location, "'" + form + "' is not supported yet");
+  report_unsupported_form(lowering, instruction);
 }
 
 }  // namespace
+
+llvm::BasicBlock* begin_multicast(FunctionLowering& lowering, const Operand& mask) {
+  auto& builder = lowering.builder();
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  auto* copy = llvm::BasicBlock::Create(lowering.context(), "multicast", function);
+  auto* done = llvm::BasicBlock::Create(lowering.context(), "multicast.done", function);
+  builder.CreateCondBr(builder.CreateTrunc(lowering.read(mask, ScalarType::b16), builder.getInt1Ty()), copy, done);
+  builder.SetInsertPoint(copy);
+  return done;
+}
+
+void end_multicast(FunctionLowering& lowering, llvm::BasicBlock* done) {
+  if (!done) return;
+  lowering.builder().CreateBr(done);
+  lowering.builder().SetInsertPoint(done);
+}
+
+void report_unsupported_form(FunctionLowering& lowering, const Instruction& instruction) {
+  std::string form = instruction.opcode;
+  for (const Modifier& modifier : instruction.modifiers) form += "." + modifier.word;
+  lowering.error(instruction.location, "'" + form + "' is not supported yet");
+}
 
 bool has_modifier(const Instruction& instruction, std::string_view word) {
   for (const Modifier& modifier : instruction.modifiers)

@@ -51,6 +51,12 @@ llvm::Value* lane_id(FunctionLowering& lowering);
 // Whether `word` is among the modifiers as written, including those the checker accepts without
 // recording them in the qualifiers (cache hints, cp's completion mechanisms).
 bool has_modifier(const Instruction& instruction, std::string_view word);
+// Reports the instruction, written out with all its modifiers, as not supported yet.
+void report_unsupported_form(FunctionLowering& lowering, const Instruction& instruction);
+// A cluster is one block here, so a multicast copy reaches it when bit 0 of ctaMask is set: the
+// code between begin_multicast and end_multicast(its result) runs only then.
+llvm::BasicBlock* begin_multicast(FunctionLowering& lowering, const Operand& mask);
+void end_multicast(FunctionLowering& lowering, llvm::BasicBlock* done);
 // The tensor copies (tensor_copy.cpp), which cp's lowering (async_copy.cpp) hands on.
 void lower_tensor_copy(FunctionLowering& lowering, const Instruction& instruction);
 void lower_tensor_reduction(FunctionLowering& lowering, const Instruction& instruction);

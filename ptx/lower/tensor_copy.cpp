@@ -65,12 +65,6 @@ Value* call_copy(FunctionLowering& lowering, const TensorOperand& tensor, uint32
   return builder.CreateCall(callee, {tensor.map, builder.getInt32(operation), tensor.coordinates, shared, shared_address});
 }
 
-void unsupported_form(FunctionLowering& lowering, const Instruction& instruction) {
-  std::string form = instruction.opcode;
-  for (const Modifier& modifier : instruction.modifiers) form += "." + modifier.word;
-  lowering.error(instruction.location, "'" + form + "' is not supported yet");
-}
-
 bool has_unsupported_mode(const Instruction& instruction) {
   for (const Modifier& modifier : instruction.modifiers)
     if (modifier.word.starts_with("im2col") || modifier.word.starts_with("tile::") || modifier.word.starts_with("cta_group"))
@@ -99,7 +93,7 @@ std::optional<abi::Reduction> bulk_reduction_of(Operation operation) {
 //     [dstMem], [tensorMap, {coordinates}], [mbar]{, ctaMask}{, policy}
 //   global from shared::cta, bulk_group: [tensorMap, {coordinates}], [srcMem]{, policy}
 void lower_tensor_copy(FunctionLowering& lowering, const Instruction& instruction) {
-  if (has_unsupported_mode(instruction)) return unsupported_form(lowering, instruction);
+  if (has_unsupported_mode(instruction)) return report_unsupported_form(lowering, instruction);
   const auto& operands = instruction.operands;
   const uint32_t rank = rank_of(instruction);
   const bool to_barrier = has_modifier(instruction, "mbarrier::complete_tx::bytes");
@@ -115,21 +109,11 @@ void lower_tensor_copy(FunctionLowering& lowering, const Instruction& instructio
     }
     std::optional<TensorOperand> tensor = tensor_operand(lowering, operands[1], rank);
     if (!tensor) return;
-    llvm::BasicBlock* done = nullptr;
-    if (multicast) {
-      llvm::Function* function = builder.GetInsertBlock()->getParent();
-      auto* copy = llvm::BasicBlock::Create(lowering.context(), "tensor.multicast", function);
-      done = llvm::BasicBlock::Create(lowering.context(), "tensor.multicast.done", function);
-      builder.CreateCondBr(builder.CreateTrunc(lowering.read(operands[3], ScalarType::b16), builder.getInt1Ty()), copy, done);
-      builder.SetInsertPoint(copy);
-    }
+    llvm::BasicBlock* done = multicast ? begin_multicast(lowering, operands[3]) : nullptr;
     Value* bytes = call_copy(lowering, *tensor, abi::operation(abi::Direction::load, rank), lowering.address(operands[0], StateSpace::shared));
     emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::complete_tx),
                   lowering.address(operands[2], StateSpace::shared), builder.CreateZExt(bytes, builder.getInt64Ty()), builder.getInt32(0));
-    if (done) {
-      builder.CreateBr(done);
-      builder.SetInsertPoint(done);
-    }
+    end_multicast(lowering, done);
     return;
   }
   if (rank == 0 || !has_modifier(instruction, "bulk_group") || operands.size() != 2 + hint ||
@@ -145,7 +129,7 @@ void lower_tensor_copy(FunctionLowering& lowering, const Instruction& instructio
 // cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.load_mode}.bulk_group{.L2::cache_hint}
 //   [tensorMap, {coordinates}], [srcMem]{, policy}: the element type is the map's.
 void lower_tensor_reduction(FunctionLowering& lowering, const Instruction& instruction) {
-  if (has_unsupported_mode(instruction)) return unsupported_form(lowering, instruction);
+  if (has_unsupported_mode(instruction)) return report_unsupported_form(lowering, instruction);
   const auto& operands = instruction.operands;
   const uint32_t rank = rank_of(instruction);
   std::optional<abi::Reduction> reduction = bulk_reduction_of(instruction.qualifiers.operation);
