@@ -41,6 +41,9 @@ struct KernelInfo {
   // barrier, .local arrays) on the stack of the thread running the block function, this many
   // bytes (plus 4) per thread of the block; 0 for kernels without barriers.
   uint32_t host_stack_bytes_per_thread = 0;
+  // The kernel may allocate memory at run time (PTX alloca): each of its threads then needs a
+  // stack of the context's CU_LIMIT_STACK_SIZE bytes for it.
+  bool uses_dynamic_stack = false;
 };
 
 // A module-scope .global or .const variable: the object defines a symbol of this name.

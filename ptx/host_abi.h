@@ -37,7 +37,15 @@ struct BlockFrame {
   // looks for it; every other word, and every word of other launches, is 0. (The H200 also
   // sets %envreg0, %envreg6 and %envreg10, to values no public header reads.)
   const uint32_t* environment;
+  // Kernels that allocate at run time (KernelInfo::uses_dynamic_stack): one stack of
+  // dynamic_stack_bytes per thread of the block, in the order of their linear indices, each
+  // starting 16-aligned with dynamic_stack_header_bytes the generated code keeps to itself.
+  // Null and 0 for other kernels.
+  uint8_t* dynamic_stack;
+  uint64_t dynamic_stack_bytes;
 };
+
+inline constexpr uint64_t dynamic_stack_header_bytes = 16;
 
 inline constexpr uint32_t environment_register_count = 32;
 
@@ -66,6 +74,13 @@ inline constexpr const char* trap_symbol = "__xcuda_trap";              // [[nor
 // function: sets the condition of a CUgraphConditionalHandle. A handle that is not one fails the
 // launch with an illegal-address error, as a GPU's store through a stray handle would.
 inline constexpr const char* set_conditional_symbol = "__xcuda_set_conditional";  // void(uint64_t handle, uint32_t value)
+// An alloca that does not fit the thread's stack (or follows a stackrestore to a position that
+// is not on it) ends the launch as an illegal address, which is what an H200 reports for a
+// thread that writes past its stack.
+// clusterlaunchcontrol.try_cancel: cancels a block of the grid that has not started, if there is
+// one, writing the 16-byte response {cancelled (0 or 1), ctaid.x, ctaid.y, ctaid.z}.
+inline constexpr const char* try_cancel_symbol = "__xcuda_try_cancel";  // void(uint32_t response[4])
+inline constexpr const char* stack_overflow_symbol = "__xcuda_stack_overflow";  // [[noreturn]] void(const BlockFrame*, uint64_t bytes)
 
 // Texture and surface instructions call these. `object` is the instruction's 64-bit
 // CUtexObject/CUsurfObject, which the host backend makes the address of its descriptor.
@@ -80,12 +95,20 @@ inline constexpr const char* set_conditional_symbol = "__xcuda_set_conditional";
 //                              TextureWords values)
 //     suld.b and sust.b of surface_access_bytes(operation) bytes at byte column x, the data in
 //     the vector's first bytes. Out of range under .trap, the launch fails as on a GPU.
+//   void __xcuda_surface_reduce(uint64_t object, uint32_t operation, TextureWords coordinates,
+//                               uint64_t value)
+//     sured: atomically combines the 4 or 8 bytes (surface_access_bytes) at column x with
+//     `value` (the low 4 bytes for a 4-byte access), as the SurfaceReduction in the operation
+//     word says. A byte column (sured.b) must be a multiple of the access size: otherwise an
+//     H200 fails the launch with a misaligned address, under .clamp and .zero too, and so does
+//     the host.
 //   uint32_t __xcuda_resource_query(uint64_t object, uint32_t query, uint32_t level)
 //     txq and suq: the ResourceQuery `query` of mipmap level `level`.
 typedef uint32_t TextureWords __attribute__((vector_size(16)));
 inline constexpr const char* texture_fetch_symbol = "__xcuda_texture_fetch";
 inline constexpr const char* surface_load_symbol = "__xcuda_surface_load";
 inline constexpr const char* surface_store_symbol = "__xcuda_surface_store";
+inline constexpr const char* surface_reduce_symbol = "__xcuda_surface_reduce";
 inline constexpr const char* resource_query_symbol = "__xcuda_resource_query";
 
 enum TextureGeometry : uint32_t {
@@ -108,8 +131,24 @@ inline constexpr uint32_t fetch_gather_channel_shift = 8;
 // bytes (1 to 16) in bits 8-15.
 inline constexpr uint32_t surface_clamp = 1u << 4;  // .clamp; neither bit: .trap
 inline constexpr uint32_t surface_zero = 1u << 5;   // .zero
+// x counts elements of the surface's format rather than bytes (sured.p).
+inline constexpr uint32_t surface_element_column = 1u << 6;
+// min and max compare as signed integers (.s32, .s64); sured.p takes the signedness of the
+// surface's format instead.
+inline constexpr uint32_t surface_signed = 1u << 7;
 inline constexpr uint32_t surface_bytes_shift = 8;
 inline constexpr uint32_t surface_access_bytes(uint32_t operation) { return (operation >> surface_bytes_shift) & 0xff; }
+
+// sured's operation, in bits 16-19 of the operation word.
+enum SurfaceReduction : uint32_t {
+  reduce_add = 0,
+  reduce_min = 1,
+  reduce_max = 2,
+  reduce_and = 3,
+  reduce_or = 4,
+};
+inline constexpr uint32_t surface_reduction_shift = 16;
+inline constexpr uint32_t surface_reduction(uint32_t operation) { return (operation >> surface_reduction_shift) & 0xf; }
 
 // txq and suq queries. Extents are in elements; array_size counts layers.
 enum ResourceQuery : uint32_t {

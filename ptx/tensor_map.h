@@ -14,6 +14,9 @@ inline constexpr uint32_t max_rank = 5;
 // Marks bytes the driver encoded: a copy through anything else fails the launch rather than
 // reading memory a stray map happens to name.
 inline constexpr uint32_t encoded_magic = 0x414d5458;  // "XTMA"
+// What tensormap.replace writes over the magic when it sets a value xcuda's maps do not hold
+// (one cuTensorMapEncodeTiled would refuse): a later copy through the map fails the launch.
+inline constexpr uint32_t refused_magic = 0x464d5458;  // "XTMF"
 
 struct TensorMap {
   uint32_t magic;

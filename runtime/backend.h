@@ -21,12 +21,17 @@ struct StridedCopy;
 struct StridedFill;
 struct TextureDescriptor;
 
+// What NVIDIA's driver gives each thread as stack unless cuCtxSetLimit says otherwise.
+inline constexpr uint64_t default_stack_bytes = 1024;
+
 struct LaunchShape {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t dynamic_shared_bytes = 0;
   // Every block must run at once (cuLaunchCooperativeKernel): grid-wide barriers wait for all.
   bool cooperative = false;
+  // Each thread's stack for run-time allocations (PTX alloca): the context's CU_LIMIT_STACK_SIZE.
+  uint64_t stack_bytes = default_stack_bytes;
 };
 
 // A kernel ready to run. Owned by its LoadedModule.

@@ -105,6 +105,7 @@ void write_kernel(Writer& out, const ptx::KernelInfo& kernel) {
   out.u32(kernel.max_threads_per_block);
   for (uint32_t extent : kernel.required_block) out.u32(extent);
   out.u32(kernel.host_stack_bytes_per_thread);
+  out.u32(kernel.uses_dynamic_stack);
 }
 
 ptx::KernelInfo read_kernel(Reader& in) {
@@ -122,6 +123,7 @@ ptx::KernelInfo read_kernel(Reader& in) {
   kernel.max_threads_per_block = in.u32("max threads per block");
   for (uint32_t& extent : kernel.required_block) extent = in.u32("required block");
   kernel.host_stack_bytes_per_thread = in.u32("host stack bytes");
+  kernel.uses_dynamic_stack = in.u32("uses dynamic stack") != 0;
   return kernel;
 }
 

@@ -20,6 +20,7 @@ enum class ErrorCode {
   invalid_context,
   not_initialized,
   illegal_address,
+  misaligned_address,
   illegal_instruction,  // an instruction the GPU refuses to carry out as given
   launch_failed,
   assertion_failed,  // a device-side assert(): CUDA_ERROR_ASSERT

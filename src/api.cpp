@@ -28,6 +28,7 @@ CUresult to_result(ErrorCode code) {
     case ErrorCode::invalid_context: return CUDA_ERROR_INVALID_CONTEXT;
     case ErrorCode::not_initialized: return CUDA_ERROR_NOT_INITIALIZED;
     case ErrorCode::illegal_address: return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case ErrorCode::misaligned_address: return CUDA_ERROR_MISALIGNED_ADDRESS;
     case ErrorCode::illegal_instruction: return CUDA_ERROR_ILLEGAL_INSTRUCTION;
     case ErrorCode::launch_failed: return CUDA_ERROR_LAUNCH_FAILED;
     case ErrorCode::launch_out_of_resources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;

@@ -217,7 +217,7 @@ namespace {
 // What a context reports for a limit nobody set: the documented defaults of NVIDIA's driver.
 std::optional<size_t> default_limit(CUlimit limit) {
   switch (limit) {
-    case CU_LIMIT_STACK_SIZE: return 1024;
+    case CU_LIMIT_STACK_SIZE: return runtime::default_stack_bytes;
     case CU_LIMIT_PRINTF_FIFO_SIZE: return size_t{1} << 20;
     case CU_LIMIT_MALLOC_HEAP_SIZE: return size_t{8} << 20;
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: return 2;

@@ -82,7 +82,7 @@ CUresult check_cooperative(const char* function_name, const Function& function,
 }  // namespace
 
 CUresult api::prepare_launch(const char* function_name, Function& function,
-                             const runtime::LaunchShape& shape, void** arguments, void** extra,
+                             runtime::LaunchShape& shape, void** arguments, void** extra,
                              bool cooperative, std::vector<uint8_t>& parameters) {
   const ptx::KernelInfo& kernel = function.info();
   const runtime::DeviceProperties& device =
@@ -109,6 +109,9 @@ CUresult api::prepare_launch(const char* function_name, Function& function,
                             shape.dynamic_shared_bytes, kernel.name,
                             function.max_dynamic_shared_bytes));
 
+  shape.stack_bytes =
+      function.module().context().limit(CU_LIMIT_STACK_SIZE).value_or(runtime::default_stack_bytes);
+
   if (cooperative)
     if (CUresult checked = check_cooperative(function_name, function, device, shape);
         checked != CUDA_SUCCESS)
@@ -119,7 +122,7 @@ CUresult api::prepare_launch(const char* function_name, Function& function,
 
 namespace {
 
-CUresult launch(const char* function_name, CUfunction handle, const runtime::LaunchShape& shape,
+CUresult launch(const char* function_name, CUfunction handle, runtime::LaunchShape shape,
                 CUstream stream_handle, void** arguments, void** extra, bool per_thread) {
   Function* resolved = nullptr;
   if (CUresult status = api::resolve_function(function_name, handle, resolved);

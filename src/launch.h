@@ -9,10 +9,11 @@
 
 namespace xcuda::api {
 
-// Checks `shape` against the function and its device and packs `arguments` (kernelParams) or
-// `extra` into `parameters`, reporting failures under `function_name`.
+// Checks `shape` against the function and its device, gives it the stack size of the function's
+// context, and packs `arguments` (kernelParams) or `extra` into `parameters`, reporting failures
+// under `function_name`.
 CUresult prepare_launch(const char* function_name, runtime::Function& function,
-                        const runtime::LaunchShape& shape, void** arguments, void** extra,
+                        runtime::LaunchShape& shape, void** arguments, void** extra,
                         bool cooperative, std::vector<uint8_t>& parameters);
 
 }  // namespace xcuda::api

@@ -71,7 +71,8 @@ constexpr InstructionSignature instruction_set[] = {
     // A trailing operand is an L2::cache_hint cache policy, which the host has no use for.
     {"ld", memory, "ta?*", ""},
     {"ldu", memory, "ta?*", ""},
-    {"st", memory, "at?*", ""},
+    // st.async's third operand is its mbarrier (lower/memory.cpp).
+    {"st", memory, "at?*", "async mbarrier::complete_tx::bytes"},
     {"prefetch", space_group | cache_group, "a", "L1 L2"},
     {"prefetchu", 0, "a", "L1"},
     // cache policies and priorities: the host has no caches to steer
@@ -81,7 +82,21 @@ constexpr InstructionSignature instruction_set[] = {
     // clusters (of one block on xcuda)
     {"mapa", type_group | space_group, "tt*", ""},
     {"getctarank", type_group | space_group, "*t", ""},
+    // try_cancel [addr], [mbar] and query_cancel d, response: forms are checked by the lowering
+    // (lower/cluster_launch_control.cpp)
+    {"clusterlaunchcontrol", type_group | space_group | vector_group, "**",
+     "try_cancel async mbarrier::complete_tx::bytes multicast::cluster::all query_cancel is_canceled get_first_ctaid "
+     "get_first_ctaid::x get_first_ctaid::y get_first_ctaid::z"},
     {"isspacep", space_group, "pt", ""},
+    // dynamic stack: memory a thread allocates at run time (lower/dynamic_stack.cpp)
+    {"alloca", type_group, "tt?*", ""},
+    {"stacksave", type_group, "t", ""},
+    {"stackrestore", type_group, "t", ""},
+    // tensormap.replace [addr], {ord,} new_val and tensormap.cp_fenceproxy [dst], [src], size:
+    // fields and operands are checked by the lowering (lower/tensor_copy.cpp)
+    {"tensormap", type_group | space_group | ordering_group, "a*?*",
+     "replace tile b1024 global_address rank box_dim global_dim global_stride element_stride elemtype "
+     "interleave_layout swizzle_mode swizzle_atomicity fill_mode cp_fenceproxy tensormap::generic sync aligned"},
     // cp.async and cp.reduce.async.bulk: shapes are checked by the lowering (lower/async_copy.cpp)
     {"cp", cache_group | type_group | atomic_operation_group, "?*****",
      "async reduce noftz ca cg shared shared::cta shared::cluster global commit_group wait_group wait_all mbarrier arrive noinc "
@@ -131,7 +146,9 @@ constexpr InstructionSignature instruction_set[] = {
      "proxy alias async mbarrier_init tensormap::generic async::generic sync_restrict::shared::cta "
      "sync_restrict::shared::cluster"},
     {"atom", type_group | space_group | atomic_operation_group | ordering_group, "ta*?*", "noftz"},
-    {"red", type_group | space_group | atomic_operation_group | ordering_group, "a*", "noftz"},
+    // red.async takes its mbarrier as a third operand (lower/atomics.cpp).
+    {"red", type_group | space_group | atomic_operation_group | ordering_group, "a*?*",
+     "noftz async mbarrier::complete_tx::bytes"},
     // operands differ by operation: checked by the lowering (lower/synchronization.cpp)
     {"mbarrier", type_group | space_group | ordering_group, "*?***",
      "init inval arrive arrive_drop expect_tx complete_tx test_wait try_wait pending_count parity noComplete"},
@@ -152,6 +169,11 @@ constexpr InstructionSignature instruction_set[] = {
     {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 x1 x2 x4 trans"},
     {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 x1 x2 x4 trans"},
     {"movmatrix", type_group | barrier_group, "**", "m8n8 trans"},
+    // wgmma.fence, .commit_group, .wait_group N and .mma_async d, a, b, scale-d{, imm-scale-a,
+    // imm-scale-b{, imm-trans-a}, imm-trans-b}, with two more for .sp: shapes (m64nNkK), types
+    // and operands are checked by the lowering (lower/warpgroup_matrix.cpp)
+    {"wgmma", type_group | barrier_group, "?**********",
+     "fence commit_group wait_group mma_async sp satfinite tf32 e4m3 e5m2 b1 m64n*"},
     // textures and surfaces: shapes are checked by the lowering (lower/texture.cpp)
     {"tex", type_group | vector_group, "**?**", "1d 2d 3d a1d a2d cube acube 2dms a2dms level grad base"},
     {"tld4", type_group | vector_group, "**?**", "r g b a 2d a2d cube acube"},
@@ -161,11 +183,12 @@ constexpr InstructionSignature instruction_set[] = {
     {"suld", type_group | vector_group | cache_group, "**", "b p 1d 2d 3d a1d a2d trap clamp zero"},
     {"sust", type_group | vector_group | cache_group, "**", "b p 1d 2d 3d a1d a2d trap clamp zero"},
     {"suq", type_group, "**", "width height depth channel_data_type channel_order array_size memory_layout"},
+    {"sured", type_group | atomic_operation_group, "**", "b p 1d 2d 3d trap clamp zero"},
+    {"istypep", 0, "p*", "texref samplerref surfref"},
 };
 
 constexpr std::string_view later_instructions[] = {
-    "istypep", "sured", "wgmma", "stacksave", "stackrestore", "alloca", "tensormap", "cctl",
-    "clusterlaunchcontrol", "tcgen05",
+    "cctl", "tcgen05",
 };
 
 }  // namespace

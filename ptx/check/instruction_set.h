@@ -42,7 +42,9 @@ struct InstructionSignature {
   std::string_view opcode;
   uint32_t modifier_groups;
   std::string_view operands;
-  std::string_view extra_words;  // space-separated modifiers only this instruction accepts
+  // Space-separated modifiers only this instruction accepts; a trailing '*' stands for any rest of
+  // a word ("m64n*").
+  std::string_view extra_words;
 };
 
 const InstructionSignature* find_instruction(std::string_view opcode);

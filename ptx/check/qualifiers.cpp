@@ -54,10 +54,12 @@ bool contains(std::span<const std::string_view> words, std::string_view word) {
 // e4m3x4, e2m1x4 ...: not ldmatrix's x4.
 bool is_packed_four(std::string_view word) { return word.size() == 6 && word[0] == 'e' && word.ends_with("x4"); }
 
+// A trailing '*' in `extras` stands for any rest of a word (wgmma's many shapes: "m64n*").
 bool is_extra_word(std::string_view extras, std::string_view word) {
   while (!extras.empty()) {
     size_t end = extras.find(' ');
-    if (extras.substr(0, end) == word) return true;
+    std::string_view extra = extras.substr(0, end);
+    if (extra.ends_with('*') ? word.starts_with(extra.substr(0, extra.size() - 1)) : extra == word) return true;
     if (end == std::string_view::npos) break;
     extras.remove_prefix(end + 1);
   }

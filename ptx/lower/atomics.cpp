@@ -3,6 +3,7 @@
 // least as strong as any ordering PTX can ask for.
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
+#include "lower/intrinsics.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -61,6 +62,31 @@ Value* add_halves(FunctionLowering& lowering, Value* pointer, Value* operand, Sc
   return seen;
 }
 
+// red.async (sm_90): .relaxed.cluster{.shared::cluster}{.mbarrier::complete_tx::bytes}.op.type [a], b,
+// [mbar] reduces into a block of the cluster and completes the access's bytes on its mbarrier;
+// .release{.gpu,.sys}{.global}.add.type [a], b (sm_100) is a release reduction. Which operations
+// take which types follows the ISA's table.
+bool is_valid_async_reduction(const Instruction& instruction) {
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  ScalarType type = qualifiers.types[0];
+  bool u32 = type == ScalarType::u32, s32 = type == ScalarType::s32, u64 = type == ScalarType::u64;
+  if (qualifiers.order == MemoryOrder::release)
+    return qualifiers.operation == Operation::add && (u32 || s32 || u64 || type == ScalarType::s64) &&
+           !has_word(instruction, "mbarrier::complete_tx::bytes") && instruction.operands.size() == 2 &&
+           (qualifiers.space == StateSpace::global || qualifiers.space == StateSpace::generic);
+  bool typed = false;
+  switch (qualifiers.operation) {
+    case Operation::inc: case Operation::dec: typed = u32; break;
+    case Operation::min: case Operation::max: typed = u32 || s32; break;
+    case Operation::and_: case Operation::or_: case Operation::xor_: typed = type == ScalarType::b32; break;
+    case Operation::add: typed = u32 || s32 || u64; break;
+    default: break;
+  }
+  return typed && qualifiers.order == MemoryOrder::relaxed && instruction.operands.size() == 3 &&
+         instruction.operands[2].kind == Operand::Kind::address &&
+         (qualifiers.space == StateSpace::shared || qualifiers.space == StateSpace::generic);
+}
+
 void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bool returns_value) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
@@ -70,6 +96,16 @@ void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bo
     lowering.error(instruction.location, "'" + instruction.opcode + "' needs an address and a value");
     return;
   }
+  // A cluster is one block here: red.async's destination and mbarrier are this block's, and
+  // its reduction completes when issued.
+  const bool asynchronous = has_word(instruction, "async");
+  if (asynchronous && !is_valid_async_reduction(instruction)) {
+    lowering.error(instruction.location, "red.async takes .relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes "
+                                         "with .inc/.dec.u32, .min/.max.u32/.s32, .and/.or/.xor.b32 or .add.u32/.s32/.u64 "
+                                         "and [a], b, [mbar]; or .release{.global}.add.u32/.s32/.u64/.s64 with [a], b");
+    return;
+  }
+  const size_t barrier_operand = asynchronous && qualifiers.order != MemoryOrder::release ? 1 : 0;
   Value* pointer = lowering.address(instruction.operands[first], qualifiers.space);
   Value* operand = lowering.read(instruction.operands[first + 1], type);
   auto ordering = llvm::AtomicOrdering::SequentiallyConsistent;
@@ -89,7 +125,7 @@ void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bo
     old = builder.CreateExtractValue(exchange, 0);
   } else {
     auto operation = operation_for(qualifiers.operation, type);
-    if (!operation || instruction.operands.size() != first + 2) {
+    if (!operation || instruction.operands.size() != first + 2 + barrier_operand) {
       lowering.error(instruction.location, "this form of '" + instruction.opcode + "' is not supported yet");
       return;
     }
@@ -99,6 +135,10 @@ void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bo
       old = builder.CreateAtomicRMW(*operation, pointer, operand, alignment, ordering);
   }
   if (returns_value) lowering.write(instruction.operands[0], old, type);
+  if (barrier_operand)
+    emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::complete_tx),
+                  lowering.address(instruction.operands[first + 2], qualifiers.space), builder.getInt64(bit_width(type) / 8),
+                  builder.getInt32(0));
 }
 
 void lower_atom(FunctionLowering& lowering, const Instruction& instruction) { lower_atomic(lowering, instruction, true); }

@@ -97,7 +97,22 @@ void FunctionLowering::continue_after_terminator() {
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context(), "after", target_));
 }
 
+// A kernel starts its threads' stacks empty, so that a block does not inherit what the thread
+// that last ran there left on it.
+void FunctionLowering::begin_dynamic_stack() {
+  auto* pointer = builder_.getPtrTy();
+  if (function_.is_entry && module_.uses_dynamic_stack())
+    builder_.CreateCall(module_.intrinsic(intrinsics::stack_reset, builder_.getVoidTy(), {pointer}), {thread_context()});
+  else if (!function_.is_entry && allocates_on_stack(function_))
+    stack_at_entry_ = builder_.CreateCall(module_.intrinsic(intrinsics::stack_save, pointer, {pointer}), {thread_context()});
+}
+
 void FunctionLowering::emit_return(bool exited) {
+  if (stack_at_entry_ != nullptr) {
+    auto* pointer = builder_.getPtrTy();
+    builder_.CreateCall(module_.intrinsic(intrinsics::stack_restore, builder_.getVoidTy(), {pointer, pointer}),
+                        {thread_context(), stack_at_entry_});
+  }
   if (function_.is_entry) builder_.CreateRetVoid();
   else builder_.CreateRet(builder_.getInt1(exited));
 }
@@ -123,6 +138,7 @@ void FunctionLowering::run() {
     if (const auto* label = std::get_if<Label>(&statement))
       labels_[label->name] = llvm::BasicBlock::Create(context(), label->name, target_);
   builder_.SetInsertPoint(body);
+  begin_dynamic_stack();
   for (const auto& statement : function_.body) {
     if (const auto* label = std::get_if<Label>(&statement)) {
       llvm::BasicBlock* block = labels_.at(label->name);

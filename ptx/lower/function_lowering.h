@@ -59,6 +59,7 @@ class FunctionLowering {
 
  private:
   void allocate_storage();
+  void begin_dynamic_stack();
   void emit_return(bool exited);
   void lower_instruction(const Instruction& instruction);
   llvm::Value* register_pointer(const Operand& operand);
@@ -78,6 +79,9 @@ class FunctionLowering {
   std::unordered_map<std::string, llvm::BasicBlock*> labels_;
   llvm::AllocaInst* carry_ = nullptr;
   llvm::Value* shared_base_ = nullptr;
+  // Where the thread's stack of run-time allocations stood when a function that allocates on
+  // it began: each return gives back what the function took.
+  llvm::Value* stack_at_entry_ = nullptr;
 };
 
 }  // namespace xcuda::ptx

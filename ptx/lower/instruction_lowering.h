@@ -26,10 +26,14 @@ void add_synchronization_lowerings(LoweringTable& table);
 void add_call_lowerings(LoweringTable& table);
 void add_warp_lowerings(LoweringTable& table);
 void add_matrix_lowerings(LoweringTable& table);
+void add_warpgroup_matrix_lowerings(LoweringTable& table);
 void add_texture_lowerings(LoweringTable& table);
 void add_async_copy_lowerings(LoweringTable& table);
+void add_dynamic_stack_lowerings(LoweringTable& table);
+void add_cluster_launch_control_lowerings(LoweringTable& table);
 void add_video_lowerings(LoweringTable& table);
 void add_multimem_lowerings(LoweringTable& table);
+void add_tensor_map_lowerings(LoweringTable& table);
 
 const LoweringTable& lowering_table();
 

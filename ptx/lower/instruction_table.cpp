@@ -33,10 +33,14 @@ const LoweringTable& lowering_table() {
     add_call_lowerings(entries);
     add_warp_lowerings(entries);
     add_matrix_lowerings(entries);
+    add_warpgroup_matrix_lowerings(entries);
     add_texture_lowerings(entries);
     add_async_copy_lowerings(entries);
+    add_dynamic_stack_lowerings(entries);
+    add_cluster_launch_control_lowerings(entries);
     add_video_lowerings(entries);
     add_multimem_lowerings(entries);
+    add_tensor_map_lowerings(entries);
     return entries;
   }();
   return table;

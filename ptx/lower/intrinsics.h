@@ -46,6 +46,17 @@ inline constexpr const char* mbarrier = "xcuda.mbarrier";
 using MbarrierOperation = host_abi::MbarrierOperation;
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 
+// A thread's stack of run-time allocations (PTX alloca, stacksave, stackrestore), separate from
+// the storage of .local variables, which the target places itself. A kernel that may allocate
+// empties its threads' stacks when it starts; a function that allocates restores the position
+// it started at when it returns.
+inline constexpr const char* stack_reset = "xcuda.stack.reset";  // void (ptr context)
+// ptr (ptr context, i64 bytes, i64 alignment): a power of two of at least 8. Fails the launch
+// when the stack has no room left.
+inline constexpr const char* stack_allocate = "xcuda.stack.allocate";
+inline constexpr const char* stack_save = "xcuda.stack.save";        // ptr (ptr context)
+inline constexpr const char* stack_restore = "xcuda.stack.restore";  // void (ptr context, ptr position)
+
 // Operations under .rz/.rm/.rp run in internal helpers named with this prefix
 // (lower/floating_point.cpp), which a target may rewrite.
 inline constexpr std::string_view rounded_helper_prefix = "xcuda.rounded.";

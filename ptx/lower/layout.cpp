@@ -1,6 +1,7 @@
 #include "lower/layout.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <unordered_set>
 
 namespace xcuda::ptx {
@@ -192,8 +193,29 @@ ParameterLayout lay_out_parameters(const std::vector<VariableDeclaration>& param
   return layout;
 }
 
+namespace {
+
+bool runs_any(const Function& function, std::initializer_list<std::string_view> opcodes) {
+  for (const auto& statement : function.body)
+    if (const auto* instruction = std::get_if<Instruction>(&statement))
+      for (std::string_view opcode : opcodes)
+        if (instruction->opcode == opcode) return true;
+  return false;
+}
+
+}  // namespace
+
+bool allocates_on_stack(const Function& function) { return runs_any(function, {"alloca"}); }
+
+bool uses_dynamic_stack(const Module& module) {
+  return std::any_of(module.functions.begin(), module.functions.end(), [](const Function& function) {
+    return runs_any(function, {"alloca", "stacksave", "stackrestore"});
+  });
+}
+
 ModuleInfo describe_module(const Module& module, const SharedLayout& shared) {
   ModuleInfo info;
+  const bool dynamic_stack = uses_dynamic_stack(module);
   for (const auto& function : module.functions) {
     if (!function.is_entry || !function.has_body) continue;
     KernelInfo kernel;
@@ -215,6 +237,7 @@ ModuleInfo describe_module(const Module& module, const SharedLayout& shared) {
     if (limit[0] != 0) kernel.max_threads_per_block = limit[0] * limit[1] * limit[2];
     for (int axis = 0; axis < 3; ++axis) kernel.required_block[axis] = function.required_threads[static_cast<size_t>(axis)];
     kernel.min_blocks_per_multiprocessor = function.min_blocks_per_multiprocessor;
+    kernel.uses_dynamic_stack = dynamic_stack;
     info.kernels.push_back(std::move(kernel));
   }
   for (const auto& variable : module.variables) {

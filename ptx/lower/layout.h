@@ -40,6 +40,13 @@ inline constexpr uint64_t max_local_bytes = 512 * 1024;
 SharedLayout lay_out_shared_memory(const Module& module, DiagnosticSink& diagnostics);
 ParameterLayout lay_out_parameters(const std::vector<VariableDeclaration>& parameters);
 
+// Whether `function` runs alloca: it must give the memory back when it returns.
+bool allocates_on_stack(const Function& function);
+// Whether any function of the module allocates on, saves or restores a thread's stack of run-time
+// allocations. A call may lead from any kernel to any function, so then every kernel of the
+// module needs such a stack (KernelInfo::uses_dynamic_stack).
+bool uses_dynamic_stack(const Module& module);
+
 // What the runtime needs to know about the module, without looking at any code.
 ModuleInfo describe_module(const Module& module, const SharedLayout& shared);
 

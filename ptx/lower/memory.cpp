@@ -5,6 +5,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/instruction_lowering.h"
+#include "lower/intrinsics.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -49,10 +50,41 @@ void lower_load(FunctionLowering& lowering, const Instruction& instruction) {
   }
 }
 
+// st.async (sm_90): {.weak}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b,
+// [mbar] stores into a block of the cluster and completes that many bytes' transactions on its
+// mbarrier; .release{.gpu,.sys}{.global}.type [a], b (sm_100) is a release store. The ISA
+// defines the first only in a cluster of two or more (an H200 stops a cluster of one with an
+// illegal instruction); xcuda's clusters hold one block, so it stores into this block's shared
+// memory, when issued.
+bool is_valid_async_store(const Instruction& instruction) {
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  const auto& operands = instruction.operands;
+  ScalarType type = qualifiers.types[0];
+  if (!has_word(instruction, "mbarrier::complete_tx::bytes")) {
+    bool scalar = type != ScalarType::pred && bit_width(type) <= 64 &&
+                  (!is_float(type) || type == ScalarType::f32 || type == ScalarType::f64);
+    return qualifiers.order == MemoryOrder::release && qualifiers.vector_width == 1 && operands.size() == 2 && scalar &&
+           (qualifiers.space == StateSpace::global || qualifiers.space == StateSpace::generic);
+  }
+  bool word = type == ScalarType::b32 || type == ScalarType::u32 || type == ScalarType::s32 || type == ScalarType::f32;
+  bool double_word = type == ScalarType::b64 || type == ScalarType::u64 || type == ScalarType::s64 || type == ScalarType::f64;
+  uint32_t width = qualifiers.vector_width;
+  bool shape = (word && width <= 4 && width != 3) || (double_word && width <= 2) || (type == ScalarType::b128 && width == 1);
+  return qualifiers.order == MemoryOrder::unspecified && operands.size() == 3 && operands[2].kind == Operand::Kind::address &&
+         (qualifiers.space == StateSpace::shared || qualifiers.space == StateSpace::generic) && shape;
+}
+
 void lower_store(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
   ScalarType type = qualifiers.types[0];
+  const bool asynchronous = has_word(instruction, "async");
+  if (asynchronous && !is_valid_async_store(instruction)) {
+    lowering.error(instruction.location, "st.async takes {.shared::cluster}.mbarrier::complete_tx::bytes{.v2,.v4} and "
+                                         ".b32/.u32/.s32/.f32 (.v4 at most), .b64/.u64/.s64/.f64 (.v2 at most) or "
+                                         ".b128 with [a], b, [mbar]; or .release{.global} with [a], b");
+    return;
+  }
   Value* pointer = lowering.address(instruction.operands[0], qualifiers.space);
   uint32_t size = element_bytes(type);
   auto elements = elements_of(instruction.operands[1]);
@@ -67,6 +99,10 @@ void lower_store(FunctionLowering& lowering, const Instruction& instruction) {
       store->setAtomic(ordering);
     }
   }
+  if (asynchronous && instruction.operands.size() == 3)
+    emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::complete_tx),
+                  lowering.address(instruction.operands[2], qualifiers.space), builder.getInt64(uint64_t{size} * elements.size()),
+                  builder.getInt32(0));
 }
 
 void lower_cvta(FunctionLowering& lowering, const Instruction& instruction) {

@@ -12,7 +12,8 @@ namespace xcuda::ptx {
 
 ModuleLowering::ModuleLowering(const Module& module, const SharedLayout& shared, llvm::Module& target,
                                DiagnosticSink& diagnostics)
-    : source_(module), shared_(shared), target_(target), diagnostics_(diagnostics) {}
+    : source_(module), shared_(shared), target_(target), diagnostics_(diagnostics),
+      uses_dynamic_stack_(ptx::uses_dynamic_stack(module)) {}
 
 llvm::Function* ModuleLowering::intrinsic(const std::string& name, llvm::Type* result,
                                           llvm::ArrayRef<llvm::Type*> parameters) {

@@ -23,6 +23,7 @@ class ModuleLowering {
   llvm::Module& target() { return target_; }
   DiagnosticSink& diagnostics() { return diagnostics_; }
   const SharedLayout& shared_layout() const { return shared_; }
+  bool uses_dynamic_stack() const { return uses_dynamic_stack_; }
 
   llvm::Function* function(uint32_t index) const { return functions_[index]; }
   llvm::GlobalVariable* variable(uint32_t index) const { return variables_[index]; }
@@ -41,6 +42,7 @@ class ModuleLowering {
   DiagnosticSink& diagnostics_;
   std::vector<llvm::Function*> functions_;          // by index in source_.functions
   std::vector<llvm::GlobalVariable*> variables_;    // by index in source_.variables; null for .shared
+  bool uses_dynamic_stack_;
 };
 
 // A .func with a body returns i1: whether the thread executed `exit` inside it, which ends

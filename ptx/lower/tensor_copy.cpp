@@ -5,6 +5,10 @@
 // memory model allows, as for cp.async.bulk in async_copy.cpp). Clusters are one block here:
 // shared::cluster addresses are this block's, and a multicast reaches it when ctaMask names
 // rank 0. The im2col load modes and gather/scatter are reported as not supported yet.
+// tensormap.replace (sm_90a) rewrites a field of a map in that layout, and tensormap.cp_fenceproxy
+// copies a map out of shared memory.
+#include <cstddef>
+
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
@@ -72,7 +76,135 @@ bool has_unsupported_mode(const Instruction& instruction) {
   return false;
 }
 
+// The fields tensormap.replace names, whether an ordinal (a dimension, 0 the innermost) comes
+// before the new value, and the .type the new value has.
+struct ReplacedField {
+  std::string_view name;
+  bool ordinal;
+  ScalarType type;
+};
+constexpr ReplacedField replaced_fields[] = {
+    {"global_address", false, ScalarType::b64}, {"rank", false, ScalarType::b32},
+    {"box_dim", true, ScalarType::b32},         {"global_dim", true, ScalarType::b32},
+    {"global_stride", true, ScalarType::b64},   {"element_stride", true, ScalarType::b32},
+    {"elemtype", false, ScalarType::b32},       {"interleave_layout", false, ScalarType::b32},
+    {"swizzle_mode", false, ScalarType::b32},   {"swizzle_atomicity", false, ScalarType::b32},
+    {"fill_mode", false, ScalarType::b32},
+};
+
+// Where an enumerated field's new value goes in xcuda's layout and what it becomes there, from
+// the ISA's encodings of elemtype, interleave_layout, swizzle_mode, swizzle_atomicity and
+// fill_mode. nullopt for a value xcuda's maps do not hold, as cuTensorMapEncodeTiled refuses
+// them: packed sub-byte element types, interleaved layouts, the 96-byte swizzle (sm_100) and
+// the swizzle atomicities other than 16 bytes (what CU_TENSOR_MAP_SWIZZLE_128B_ATOM_* encode).
+struct EnumeratedValue {
+  size_t offset;
+  uint8_t value;
+};
+std::optional<EnumeratedValue> enumerated_value(std::string_view field, uint64_t value) {
+  // The ISA numbers f32.ftz, f64 and bf16 8, 9 and 10; CUtensorMapDataType 10, 8 and 9.
+  constexpr uint8_t data_types[] = {0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9, 11, 12};
+  if (field == "elemtype" && value < std::size(data_types))
+    return EnumeratedValue{offsetof(abi::TensorMap, element_type), data_types[value]};
+  if (field == "interleave_layout" && value == 0) return EnumeratedValue{offsetof(abi::TensorMap, interleave), 0};
+  // 0-3: none, 32, 64 and 128 bytes, numbered as CUtensorMapSwizzle does.
+  if (field == "swizzle_mode" && value <= 3)
+    return EnumeratedValue{offsetof(abi::TensorMap, swizzle), static_cast<uint8_t>(value)};
+  if (field == "fill_mode" && value <= 1) return EnumeratedValue{offsetof(abi::TensorMap, fill), static_cast<uint8_t>(value)};
+  return std::nullopt;
+}
+
+// tensormap.replace.tile.field{.global,.shared::cta}.b1024.type [addr], {ord,} new_val (sm_90a).
+// The ISA gives the rank as one less than it; every other value is the field's own, the strides
+// in bytes (ord i is dimension i + 1's). An enumerated field (new_val an immediate) whose value
+// xcuda's layout cannot hold marks the map refused, so that a copy through it fails the launch.
+void lower_tensormap_replace(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const auto& operands = instruction.operands;
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  const ReplacedField* field = nullptr;
+  for (const ReplacedField& candidate : replaced_fields)
+    if (has_word(instruction, candidate.name)) field = &candidate;
+  const size_t value_index = field && field->ordinal ? 2 : 1;
+  const bool enumerated = field && !field->ordinal && field->name != "global_address" && field->name != "rank";
+  if (!field || !has_word(instruction, "tile") || !has_word(instruction, "b1024") || qualifiers.types.size() != 1 ||
+      qualifiers.types[0] != field->type || (qualifiers.space != StateSpace::global && qualifiers.space != StateSpace::shared) ||
+      operands.size() != value_index + 1 || operands[0].kind != Operand::Kind::address ||
+      (field->ordinal && operands[1].kind != Operand::Kind::integer) ||
+      (enumerated && operands[1].kind != Operand::Kind::integer)) {
+    lowering.error(instruction.location, "tensormap.replace.tile.field{.global,.shared::cta}.b1024.type takes [addr], new_val "
+                                         "(an immediate for the enumerated fields), or [addr], ord, new_val with an immediate ord");
+    return;
+  }
+  if (field->ordinal) {
+    const uint64_t dimensions = field->name == "global_stride" ? abi::max_rank - 1 : abi::max_rank;
+    if (operands[1].integer >= dimensions) {
+      lowering.error(operands[1].location, "tensormap.replace." + std::string(field->name) + " takes ord 0-" +
+                                               std::to_string(dimensions - 1) + ", not " + std::to_string(operands[1].integer));
+      return;
+    }
+  }
+  llvm::Value* map = lowering.address(operands[0], qualifiers.space);
+  auto store = [&](size_t offset, llvm::Value* value) {
+    builder.CreateAlignedStore(value, builder.CreateConstGEP1_64(builder.getInt8Ty(), map, offset), llvm::Align(1));
+  };
+  const std::string_view name = field->name;
+  if (enumerated) {
+    // 16-byte swizzle atoms are what xcuda's swizzle field means already.
+    if (name == "swizzle_atomicity" && operands[1].integer == 0) return;
+    if (std::optional<EnumeratedValue> value = enumerated_value(name, operands[1].integer))
+      store(value->offset, builder.getInt8(value->value));
+    else
+      store(offsetof(abi::TensorMap, magic), builder.getInt32(abi::refused_magic));
+    return;
+  }
+  const uint64_t ordinal = field->ordinal ? operands[1].integer : 0;
+  llvm::Value* value = lowering.read(operands[value_index], field->type);
+  if (name == "global_address") {
+    store(offsetof(abi::TensorMap, global_address), value);
+  } else if (name == "rank") {
+    store(offsetof(abi::TensorMap, rank), builder.CreateTrunc(builder.CreateAdd(value, builder.getInt32(1)), builder.getInt8Ty()));
+  } else if (name == "box_dim") {
+    store(offsetof(abi::TensorMap, box) + 2 * ordinal, builder.CreateTrunc(value, builder.getInt16Ty()));
+  } else if (name == "global_dim") {
+    store(offsetof(abi::TensorMap, global_dims) + 8 * ordinal, builder.CreateZExt(value, builder.getInt64Ty()));
+  } else if (name == "global_stride") {
+    store(offsetof(abi::TensorMap, global_strides) + 8 * ordinal, value);
+  } else if (ordinal != 0) {
+    // element_stride: without interleave the first dimension has no stride (cuTensorMapEncodeTiled
+    // keeps it at 1 likewise).
+    store(offsetof(abi::TensorMap, element_strides) + ordinal, builder.CreateTrunc(value, builder.getInt8Ty()));
+  }
+}
+
+// tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst],
+// [src], size (sm_90a): the map in shared memory is copied out, and the copy released to the
+// tensor copies that read it, which on the host are plain loads.
+void lower_tensormap_copy(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const auto& operands = instruction.operands;
+  if (!has_modifier(instruction, "global") || !has_modifier(instruction, "shared::cta") ||
+      !has_word(instruction, "tensormap::generic") || instruction.qualifiers.order != MemoryOrder::release ||
+      operands.size() != 3 || operands[0].kind != Operand::Kind::address || operands[1].kind != Operand::Kind::address ||
+      operands[2].kind != Operand::Kind::integer || operands[2].integer != 128) {
+    lowering.error(instruction.location, "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync"
+                                         ".aligned takes [dst], [src], 128");
+    return;
+  }
+  builder.CreateMemCpy(lowering.address(operands[0], StateSpace::global), llvm::Align(64),
+                       lowering.address(operands[1], StateSpace::shared), llvm::Align(64), builder.getInt64(128));
+  builder.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+}
+
+void lower_tensormap(FunctionLowering& lowering, const Instruction& instruction) {
+  if (has_word(instruction, "replace")) return lower_tensormap_replace(lowering, instruction);
+  if (has_word(instruction, "cp_fenceproxy")) return lower_tensormap_copy(lowering, instruction);
+  report_unsupported_form(lowering, instruction);
+}
+
 }  // namespace
+
+void add_tensor_map_lowerings(LoweringTable& table) { table["tensormap"] = lower_tensormap; }
 
 std::optional<abi::Reduction> bulk_reduction_of(Operation operation) {
   switch (operation) {

@@ -1,8 +1,8 @@
 // Texture and surface instructions on texture and surface objects: tex, tld4, txq, suld.b,
-// sust.b and suq. Each becomes a call of a runtime function named in host_abi.h, which reads the
-// object's descriptor; coordinates and texels travel as one <4 x i32>. Texture references
-// (module-scope .texref/.surfref variables) and cube, multisample and gradient forms are
-// reported as not supported.
+// sust.b, sured, suq and istypep. Each but istypep becomes a call of a runtime function named in
+// host_abi.h, which reads the object's descriptor; coordinates and texels travel as one
+// <4 x i32>. Texture references (module-scope .texref/.surfref variables) and cube, multisample
+// and gradient forms are reported as not supported.
 #include <optional>
 
 #include "host_abi.h"
@@ -52,18 +52,19 @@ Value* object_handle(FunctionLowering& lowering, const Operand& address) {
   return lowering.read(handle, ScalarType::u64);
 }
 
-// {x, y, z, layer} from the coordinate vector in [object, {…}]: PTX puts a layered geometry's
-// layer first.
-Value* coordinates(FunctionLowering& lowering, const Instruction& instruction, const Geometry& geometry,
-                   ScalarType type) {
-  const Operand& address = instruction.operands[instruction.opcode == "sust" ? 0 : 1];
-  if (address.elements.size() != 1 || address.elements[0].kind != Operand::Kind::vector ||
-      address.elements[0].elements.size() != geometry.coordinates) {
+// {x, y, z, layer} from the coordinates in [object, {…}]: PTX puts a layered geometry's layer
+// first, and lets a 1d geometry's one coordinate stand without braces.
+Value* coordinates(FunctionLowering& lowering, const Operand& address, const Geometry& geometry, ScalarType type) {
+  bool scalar = address.elements.size() == 1 && address.elements[0].kind != Operand::Kind::vector &&
+                geometry.coordinates == 1;
+  if (address.elements.size() != 1 ||
+      (!scalar && (address.elements[0].kind != Operand::Kind::vector ||
+                   address.elements[0].elements.size() != geometry.coordinates))) {
     lowering.error(address.location, "expected [object, {…}] with " + std::to_string(geometry.coordinates) +
                                          " coordinates for this geometry");
     return nullptr;
   }
-  const auto& elements = address.elements[0].elements;
+  const auto& elements = scalar ? address.elements : address.elements[0].elements;
   auto& builder = lowering.builder();
   bool layered = geometry.code == abi::geometry_layered_1d || geometry.code == abi::geometry_layered_2d;
   uint32_t dimensions = geometry.code == abi::geometry_3d ? 3 : geometry.code == abi::geometry_1d || geometry.code == abi::geometry_layered_1d ? 1 : 2;
@@ -83,7 +84,7 @@ llvm::FunctionCallee runtime_function(FunctionLowering& lowering, const char* na
   if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
     function->setDoesNotThrow();
     // Fetches and queries only read memory, so identical ones may be merged or hoisted.
-    if (name != std::string_view(abi::surface_store_symbol) && name != std::string_view(abi::surface_load_symbol))
+    if (name == std::string_view(abi::texture_fetch_symbol) || name == std::string_view(abi::resource_query_symbol))
       function->setOnlyReadsMemory();
   }
   return callee;
@@ -128,7 +129,7 @@ void lower_texture_fetch(FunctionLowering& lowering, const Instruction& instruct
       if (has_word(instruction, channels[channel])) operation |= channel << abi::fetch_gather_channel_shift;
   }
   Value* object = object_handle(lowering, instruction.operands[1]);
-  Value* words = coordinates(lowering, instruction, *geometry, coordinate_type);
+  Value* words = coordinates(lowering, instruction.operands[1], *geometry, coordinate_type);
   if (!object || !words) return;
   auto& builder = lowering.builder();
   Value* level = explicit_level ? lowering.read(instruction.operands[2], ScalarType::f32)
@@ -143,6 +144,13 @@ void lower_texture_fetch(FunctionLowering& lowering, const Instruction& instruct
     Value* value = builder.CreateBitCast(builder.CreateExtractElement(texel, channel), lowering.type_of(result_type));
     lowering.write(destinations[channel], value, result_type);
   }
+}
+
+// The operation word's bits for .clamp and .zero; neither is .trap.
+uint32_t out_of_range_mode(const Instruction& instruction) {
+  if (has_word(instruction, "clamp")) return abi::surface_clamp;
+  if (has_word(instruction, "zero")) return abi::surface_zero;
+  return 0;
 }
 
 // suld.b and sust.b: up to 16 bytes of raw surface data.
@@ -171,11 +179,10 @@ void lower_surface_access(FunctionLowering& lowering, const Instruction& instruc
     lowering.error(data.location, "expected " + std::to_string(count) + " data elements");
     return;
   }
-  uint32_t operation = geometry->code | (element_bits * count / 8) << abi::surface_bytes_shift;
-  if (has_word(instruction, "clamp")) operation |= abi::surface_clamp;
-  if (has_word(instruction, "zero")) operation |= abi::surface_zero;
-  Value* object = object_handle(lowering, instruction.operands[store ? 0 : 1]);
-  Value* words = coordinates(lowering, instruction, *geometry, ScalarType::s32);
+  uint32_t operation = geometry->code | (element_bits * count / 8) << abi::surface_bytes_shift | out_of_range_mode(instruction);
+  const Operand& address = instruction.operands[store ? 0 : 1];
+  Value* object = object_handle(lowering, address);
+  Value* words = coordinates(lowering, address, *geometry, ScalarType::s32);
   if (!object || !words) return;
   auto& builder = lowering.builder();
   // The data as a vector of the access's elements, laid over the 16 bytes.
@@ -201,6 +208,91 @@ void lower_surface_access(FunctionLowering& lowering, const Instruction& instruc
     Value* value = builder.CreateBitCast(builder.CreateExtractElement(loaded, index), lowering.type_of(type));
     lowering.write(*elements[index], value, type);
   }
+}
+
+// The types the PTX ISA gives each operation of sured.b and sured.p; ptxas refuses the others.
+bool is_reduction_form(bool element_column, abi::SurfaceReduction reduction, ScalarType type) {
+  bool ordering = reduction == abi::reduce_min || reduction == abi::reduce_max;
+  if (element_column) return type == ScalarType::b32 || (type == ScalarType::b64 && ordering);
+  bool addable = type == ScalarType::u32 || type == ScalarType::s32 || type == ScalarType::u64;
+  if (reduction == abi::reduce_add) return addable;
+  if (ordering) return addable || type == ScalarType::s64;
+  return type == ScalarType::b32;
+}
+
+// sured.b and sured.p: an atomic reduction of one 32- or 64-bit element, at a byte column or an
+// element column; sured.p's min and max are signed when the surface's format is.
+void lower_surface_reduction(FunctionLowering& lowering, const Instruction& instruction) {
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  auto geometry = geometry_of(lowering, instruction);
+  if (!geometry) return;
+  if (geometry->code != abi::geometry_1d && geometry->code != abi::geometry_2d && geometry->code != abi::geometry_3d) {
+    lowering.error(instruction.location, "sured takes a .1d, .2d or .3d geometry");
+    return;
+  }
+  static constexpr std::pair<Operation, abi::SurfaceReduction> reductions[] = {
+      {Operation::add, abi::reduce_add}, {Operation::min, abi::reduce_min}, {Operation::max, abi::reduce_max},
+      {Operation::and_, abi::reduce_and}, {Operation::or_, abi::reduce_or},
+  };
+  std::optional<abi::SurfaceReduction> reduction;
+  for (const auto& [word, value] : reductions)
+    if (qualifiers.operation == word) reduction = value;
+  bool element_column = has_word(instruction, "p");
+  if (element_column == has_word(instruction, "b") || !reduction || qualifiers.types.size() != 1) {
+    lowering.error(instruction.location, "expected sured.b or sured.p, then .add, .min, .max, .and or .or, and one type");
+    return;
+  }
+  if (!has_word(instruction, "trap") && !has_word(instruction, "clamp") && !has_word(instruction, "zero")) {
+    lowering.error(instruction.location, "sured needs .trap, .clamp or .zero");
+    return;
+  }
+  ScalarType type = qualifiers.types[0];
+  if (!is_reduction_form(element_column, *reduction, type)) {
+    static constexpr std::string_view operation_words[] = {"add", "min", "max", "and", "or"};
+    lowering.error(instruction.location, "'." + std::string(name_of(type)) + "' is not a type of sured." +
+                                             (element_column ? "p." : "b.") +
+                                             std::string(operation_words[*reduction]));
+    return;
+  }
+  if (instruction.operands.size() != 2) {
+    lowering.error(instruction.location, "expected [object, {…}], value");
+    return;
+  }
+  uint32_t bytes = bit_width(type) / 8;
+  uint32_t operation = geometry->code | bytes << abi::surface_bytes_shift | out_of_range_mode(instruction) |
+                       *reduction << abi::surface_reduction_shift;
+  if (element_column) operation |= abi::surface_element_column;
+  if (type == ScalarType::s32 || type == ScalarType::s64) operation |= abi::surface_signed;
+  const Operand& address = instruction.operands[0];
+  Value* object = object_handle(lowering, address);
+  Value* words = coordinates(lowering, address, *geometry, ScalarType::s32);
+  if (!object || !words) return;
+  auto& builder = lowering.builder();
+  Value* value = builder.CreateZExt(lowering.read(instruction.operands[1], type), builder.getInt64Ty());
+  llvm::FunctionCallee function =
+      runtime_function(lowering, abi::surface_reduce_symbol, builder.getVoidTy(),
+                       {builder.getInt64Ty(), builder.getInt32Ty(), words_type(lowering), builder.getInt64Ty()});
+  builder.CreateCall(function, {object, builder.getInt32(operation), words, value});
+}
+
+// istypep.texref, .samplerref and .surfref. ptxas makes each a test of one bit of the value, 61,
+// 62 or 63 (its sm_90 code), and an H200 answers false for every texture and surface object
+// (measured). xcuda's objects are host addresses, below 2^47, so they answer false too, and a
+// value that is no handle is never dereferenced.
+void lower_type_query(FunctionLowering& lowering, const Instruction& instruction) {
+  static constexpr std::pair<std::string_view, uint64_t> kinds[] = {
+      {"texref", 61}, {"samplerref", 62}, {"surfref", 63}};
+  std::optional<uint64_t> bit;
+  for (const auto& [word, value] : kinds)
+    if (has_word(instruction, word)) bit = value;
+  if (!bit || instruction.operands.size() != 2) {
+    lowering.error(instruction.location, "expected istypep.texref, .samplerref or .surfref p, a");
+    return;
+  }
+  auto& builder = lowering.builder();
+  Value* handle = lowering.read(instruction.operands[1], ScalarType::u64);
+  Value* kind = builder.CreateAnd(builder.CreateLShr(handle, *bit), builder.getInt64(1));
+  lowering.write(instruction.operands[0], builder.CreateICmpNE(kind, builder.getInt64(0)), ScalarType::pred);
 }
 
 // txq and suq: one property of the object as a .b32.
@@ -247,6 +339,8 @@ void add_texture_lowerings(LoweringTable& table) {
   table["tld4"] = lower_texture_fetch;
   table["suld"] = lower_surface_access;
   table["sust"] = lower_surface_access;
+  table["sured"] = lower_surface_reduction;
+  table["istypep"] = lower_type_query;
   table["txq"] = lower_query;
   table["suq"] = lower_query;
 }

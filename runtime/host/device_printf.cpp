@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "runtime/host/worker_pool.h"
+#include "runtime/log.h"
 
 namespace xcuda::runtime::host {
 namespace {
@@ -222,6 +223,13 @@ void device_assert_fail(const char* message, const char* file, uint32_t line, co
 
 void device_trap(const ptx::host_abi::BlockFrame*) {
   abandon_current_block(ErrorCode::launch_failed, "trap");
+}
+
+void device_stack_overflow(const ptx::host_abi::BlockFrame* frame, uint64_t bytes) {
+  logger().error("alloca of {} bytes does not fit a thread's stack of {} bytes; cuCtxSetLimit(CU_LIMIT_STACK_SIZE) "
+                 "sets its size",
+                 bytes, frame->dynamic_stack_bytes - ptx::host_abi::dynamic_stack_header_bytes);
+  abandon_current_block(ErrorCode::illegal_address, "stack overflow in alloca");
 }
 
 void flush_device_output() {

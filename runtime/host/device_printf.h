@@ -30,6 +30,10 @@ void device_assert_fail(const char* message, const char* file, uint32_t line, co
 // __xcuda_trap: abandons the block, failing the launch with ErrorCode::launch_failed.
 [[noreturn]] void device_trap(const ptx::host_abi::BlockFrame* frame);
 
+// __xcuda_stack_overflow: an alloca of `bytes` found no room on its thread's stack. Logs the
+// stack's size and how to raise it, and fails the launch with ErrorCode::illegal_address.
+[[noreturn]] void device_stack_overflow(const ptx::host_abi::BlockFrame* frame, uint64_t bytes);
+
 // Writes the pending device output to stdout and flushes it.
 void flush_device_output();
 

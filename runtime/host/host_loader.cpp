@@ -174,10 +174,13 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::vprintf_symbol, &device_vprintf));
   callbacks.insert(callback(abi::assert_fail_symbol, &device_assert_fail));
   callbacks.insert(callback(abi::trap_symbol, &device_trap));
+  callbacks.insert(callback(abi::stack_overflow_symbol, &device_stack_overflow));
+  callbacks.insert(callback(abi::try_cancel_symbol, &try_cancel_block));
   callbacks.insert(callback(abi::set_conditional_symbol, &device_set_conditional));
   callbacks.insert(callback(abi::texture_fetch_symbol, &texture_fetch));
   callbacks.insert(callback(abi::surface_load_symbol, &surface_load));
   callbacks.insert(callback(abi::surface_store_symbol, &surface_store));
+  callbacks.insert(callback(abi::surface_reduce_symbol, &surface_reduce));
   callbacks.insert(callback(abi::resource_query_symbol, &resource_query));
   callbacks.insert(callback(ptx::tensor_map::copy_symbol, &tensor_copy));
   callbacks.insert(callback(ptx::tensor_map::bulk_reduce_symbol, &bulk_reduce));

@@ -136,6 +136,8 @@ void HostQueue::launch(LoadedKernel& kernel, const LaunchShape& shape,
     work.parameters = parameters.data();
     work.shape = shape;
     work.static_shared_bytes = host_kernel->info().static_shared_bytes;
+    if (host_kernel->info().uses_dynamic_stack)
+      work.dynamic_stack_bytes = ptx::host_abi::dynamic_stack_header_bytes + (shape.stack_bytes + 15) / 16 * 16;
     Status status = pool_->run(work);
     flush_device_output();
     return status;

@@ -141,6 +141,9 @@ uint32_t tensor_copy(const abi::TensorMap* bytes, uint32_t operation, const int3
                      uint32_t shared_address) {
   abi::TensorMap map;
   std::memcpy(&map, bytes, sizeof map);
+  if (map.magic == abi::refused_magic)
+    fail("tensor copy through a map that tensormap.replace gave a value xcuda does not support (an interleave, a "
+         "packed type, the 96-byte swizzle or a swizzle atomicity other than 16 bytes)");
   if (map.magic != abi::encoded_magic) fail("tensor copy through bytes that cuTensorMapEncodeTiled did not write");
   uint32_t rank = operation >> abi::rank_shift & 0xff;
   if (rank != map.rank) fail("tensor copy of another rank than its tensor map's");

@@ -1,8 +1,11 @@
 #include "runtime/host/texture_sampling.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <type_traits>
 
 #include "ptx/host_abi.h"
 #include "runtime/host/worker_pool.h"
@@ -318,16 +321,24 @@ TextureWords texture_fetch(uint64_t object, uint32_t operation, TextureWords coo
 namespace {
 
 // Where a surface access goes: null for an out-of-range access under .zero; under .trap the
-// launch fails, as on NVIDIA hardware.
-unsigned char* surface_location(uint64_t object, uint32_t operation, TextureWords coordinates) {
+// launch fails, as on NVIDIA hardware. With `aligned`, a byte column that is not a multiple of
+// the access size fails the launch whatever the mode, as sured.b's does on an H200 even where
+// .clamp or .zero would have moved or dropped the access (sured.p's element columns do not).
+unsigned char* surface_location(uint64_t object, uint32_t operation, TextureWords coordinates,
+                                bool aligned = false) {
   const TextureDescriptor& surface = descriptor(object);
   const TextureImage& image = surface.levels.front();
   uint32_t geometry = operation & abi::geometry_mask;
   uint32_t count = dimensions(geometry);
   int32_t words[4];
   std::memcpy(words, &coordinates, sizeof words);
+  int64_t column = words[0];
+  if (operation & abi::surface_element_column)
+    column *= static_cast<int64_t>(surface.element.bytes());
+  else if (aligned && column % abi::surface_access_bytes(operation) != 0)
+    abandon_current_block(ErrorCode::misaligned_address, "misaligned surface access");
   // Column in bytes, row, slice, layer, and how many of each there are.
-  int64_t position[4] = {words[0], count > 1 ? words[1] : 0, count > 2 ? words[2] : 0,
+  int64_t position[4] = {column, count > 1 ? words[1] : 0, count > 2 ? words[2] : 0,
                          is_layered(geometry) ? words[3] : 0};
   int64_t limit[4] = {static_cast<int64_t>(image.width * surface.element.bytes()) -
                           abi::surface_access_bytes(operation) + 1,
@@ -362,6 +373,57 @@ void surface_store(uint64_t object, uint32_t operation, TextureWords coordinates
                    TextureWords values) {
   if (unsigned char* at = surface_location(object, operation, coordinates))
     std::memcpy(at, &values, abi::surface_access_bytes(operation));
+}
+
+namespace {
+
+// sured's operation on one 32- or 64-bit word, compared as signed integers when `is_signed`.
+template <typename Word>
+void reduce(unsigned char* at, uint32_t reduction, bool is_signed, Word value) {
+  auto combined = [&](Word current) -> Word {
+    switch (reduction) {
+      case abi::reduce_add: return current + value;
+      case abi::reduce_and: return current & value;
+      case abi::reduce_or: return current | value;
+      default: {
+        using Signed = std::make_signed_t<Word>;
+        bool below =
+            is_signed ? static_cast<Signed>(value) < static_cast<Signed>(current) : value < current;
+        return below == (reduction == abi::reduce_min) ? value : current;
+      }
+    }
+  };
+  if (reinterpret_cast<uintptr_t>(at) % sizeof(Word) == 0) {
+    std::atomic_ref<Word> element(*reinterpret_cast<Word*>(at));
+    Word current = element.load(std::memory_order_relaxed);
+    while (!element.compare_exchange_weak(current, combined(current), std::memory_order_relaxed)) {
+    }
+    return;
+  }
+  // A column aligned within its row can still lie across a word in memory: rows are as long as
+  // their elements, so an odd number of 4-byte elements leaves the next row's 8-byte columns
+  // misaligned. Every reduction there goes through one lock.
+  static std::mutex misaligned_words;
+  std::lock_guard lock(misaligned_words);
+  Word current;
+  std::memcpy(&current, at, sizeof current);
+  current = combined(current);
+  std::memcpy(at, &current, sizeof current);
+}
+
+}  // namespace
+
+void surface_reduce(uint64_t object, uint32_t operation, TextureWords coordinates, uint64_t value) {
+  unsigned char* at = surface_location(object, operation, coordinates, true);
+  if (!at) return;
+  bool is_signed = operation & abi::surface_element_column
+                       ? descriptor(object).element.kind == ChannelKind::signed_integer
+                       : (operation & abi::surface_signed) != 0;
+  uint32_t reduction = abi::surface_reduction(operation);
+  if (abi::surface_access_bytes(operation) == 8)
+    reduce(at, reduction, is_signed, value);
+  else
+    reduce(at, reduction, is_signed, static_cast<uint32_t>(value));
 }
 
 uint32_t resource_query(uint64_t object, uint32_t query, uint32_t level) {

@@ -19,6 +19,9 @@ namespace {
 // Where a worker returns to when the block it runs is abandoned (assertion, trap, fault).
 struct BlockExecution {
   const BlockFrame* frame = nullptr;
+  // Where workers claim the grid's blocks; null where blocks must not be cancelled.
+  std::atomic<uint64_t>* next_block = nullptr;
+  uint64_t block_count = 0;
   sigjmp_buf resume;
   ErrorCode code = ErrorCode::unknown;
   const char* reason = nullptr;
@@ -39,9 +42,11 @@ struct Interruption {
 // steps instead of being divided out of the block number: both cost more than a small block.
 [[gnu::noinline]] bool run_blocks(BlockFunction function, const uint8_t* parameters, BlockFrame& frame, uint64_t first,
                                   uint64_t end, uint64_t row, uint64_t height, const std::atomic<bool>& stopped,
-                                  Interruption& interruption) {
+                                  std::atomic<uint64_t>* cancellable, uint64_t block_count, Interruption& interruption) {
   BlockExecution execution;
   execution.frame = &frame;
+  execution.next_block = cancellable;
+  execution.block_count = block_count;
   current_execution = &execution;
   // No signal mask to save: the fault handlers run with SA_NODEFER, so leaving one by
   // siglongjmp leaves the mask as it was and each claim avoids a system call.
@@ -103,6 +108,19 @@ const BlockFrame* current_block_frame() {
   return current_execution ? current_execution->frame : nullptr;
 }
 
+void try_cancel_block(uint32_t response[4]) {
+  std::fill(response, response + 4, 0u);
+  BlockExecution* execution = current_execution;
+  if (!execution || !execution->next_block) return;
+  const uint64_t block = execution->next_block->fetch_add(1, std::memory_order_relaxed);
+  if (block >= execution->block_count) return;
+  const uint32_t* grid = execution->frame->grid_dim;
+  response[0] = 1;
+  response[1] = static_cast<uint32_t>(block % grid[0]);
+  response[2] = static_cast<uint32_t>(block / grid[0] % grid[1]);
+  response[3] = static_cast<uint32_t>(block / grid[0] / grid[1]);
+}
+
 void abandon_current_block(ErrorCode code, const char* reason) {
   BlockExecution* execution = current_execution;
   if (!execution) std::abort();
@@ -124,6 +142,10 @@ struct WorkerPool::Grid {
   uint32_t environment[ptx::host_abi::environment_register_count] = {};
   uint64_t block_count = 0;
   uint64_t shared_bytes = 0;
+  // Each worker's memory for a block: its shared memory, then its threads' stacks for run-time
+  // allocations from dynamic_stack_offset on (see BlockFrame::dynamic_stack).
+  uint64_t dynamic_stack_offset = 0;
+  uint64_t block_memory_bytes = 0;
   uint64_t grid_id = 0;
   std::atomic<uint64_t> next_block{0};
   // The most blocks a worker claims at once: enough claims each that the workers end together
@@ -172,6 +194,13 @@ Status WorkerPool::run(const GridWork& work) {
   grid.block_count = uint64_t{work.shape.grid[0]} * work.shape.grid[1] * work.shape.grid[2];
   // The compiler places the dynamic part after the static variables at a 16-byte boundary.
   grid.shared_bytes = round_up(work.static_shared_bytes, 16) + work.shape.dynamic_shared_bytes;
+  grid.dynamic_stack_offset = round_up(grid.shared_bytes, 16);
+  const uint64_t threads = uint64_t{work.shape.block[0]} * work.shape.block[1] * work.shape.block[2];
+  // Far beyond any memory, and small enough that the product below cannot wrap.
+  if (work.dynamic_stack_bytes > (uint64_t{1} << 40))
+    return make_error(ErrorCode::out_of_memory, "kernel " + std::string(work.kernel_name) + ": a stack of " +
+                                                    std::to_string(work.dynamic_stack_bytes) + " bytes per thread");
+  grid.block_memory_bytes = grid.dynamic_stack_offset + threads * work.dynamic_stack_bytes;
   grid.grid_id = grid_count_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (grid.block_count == 0) return {};
   if (!work.shape.cooperative)
@@ -266,7 +295,11 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
     frame.grid_dim[axis] = shape.grid[axis];
   }
   frame.dynamic_shared_bytes = shape.dynamic_shared_bytes;
-  frame.shared_memory = shared_memory.reserve(grid.shared_bytes);
+  frame.shared_memory = shared_memory.reserve(grid.block_memory_bytes);
+  if (grid.work.dynamic_stack_bytes != 0 && frame.shared_memory) {
+    frame.dynamic_stack = frame.shared_memory + grid.dynamic_stack_offset;
+    frame.dynamic_stack_bytes = grid.work.dynamic_stack_bytes;
+  }
   frame.sm_index = slot;
   frame.sm_count = worker_count();
   frame.grid_id = grid.grid_id;
@@ -285,7 +318,8 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
   if (!frame.shared_memory) {
     fail(make_error(ErrorCode::out_of_memory,
                     "kernel " + std::string(grid.work.kernel_name) + ": cannot allocate " +
-                        std::to_string(grid.shared_bytes) + " bytes of shared memory"));
+                        std::to_string(grid.block_memory_bytes) + " bytes of shared memory" +
+                        (grid.work.dynamic_stack_bytes != 0 ? " and thread stacks" : "")));
     return;
   }
 
@@ -302,7 +336,7 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
     const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
     Interruption interruption{};
     if (run_blocks(grid.work.function->load(std::memory_order_acquire), grid.work.parameters, frame, first, end, shape.grid[0], shape.grid[1], grid.stopped,
-                   interruption)) {
+                   shape.cooperative ? nullptr : &grid.next_block, grid.block_count, interruption)) {
       if (grid.stopped.load(std::memory_order_relaxed)) return;
       if (timed)
         blocks_per_claim =

@@ -31,6 +31,9 @@ struct GridWork {
   const uint8_t* parameters = nullptr;
   LaunchShape shape;
   uint32_t static_shared_bytes = 0;
+  // Bytes of each thread's stack for run-time allocations, header included (BlockFrame::
+  // dynamic_stack); 0 for a kernel that allocates none.
+  uint64_t dynamic_stack_bytes = 0;
 };
 
 class WorkerPool {
@@ -108,5 +111,11 @@ const ptx::host_abi::BlockFrame* current_block_frame();
 // the grid not yet started do not start. `reason` must be a string literal: this also runs in a
 // signal handler. Outside a block there is nothing to leave and the process aborts.
 [[noreturn]] void abandon_current_block(ErrorCode code, const char* reason);
+
+// __xcuda_try_cancel (clusterlaunchcontrol.try_cancel): takes the grid's next block that no
+// worker has claimed, which then never starts, and writes {1, x, y, z} of it to `response`; or
+// {0, 0, 0, 0} when every block has been claimed, or in a cooperative grid, whose blocks wait
+// for each other at grid.sync().
+void try_cancel_block(uint32_t response[4]);
 
 }  // namespace xcuda::runtime::host

@@ -187,6 +187,27 @@ TEST_P(CodeObjects, ConformanceCases) {
   EXPECT_GT(checked, 25u);
 }
 
+// Programs that use what the AMDGPU target does not provide yet (README, "AMD GPUs"), and the
+// words of the report each of their compiles must fail with, and nothing else.
+struct AmdgpuGap {
+  std::string_view program;
+  std::string_view report;
+};
+constexpr AmdgpuGap amdgpu_gaps[] = {
+    {"cuda_dynamic_stack", "target does not provide 'xcuda.stack."},
+    {"cuda_surface_reduction", "target does not provide '__xcuda_surface_reduce'"},
+};
+
+bool fails_only_for_a_known_gap(const fs::path& path, const ptx::CompileResult& result) {
+  for (const AmdgpuGap& gap : amdgpu_gaps) {
+    if (path.stem().stem() != gap.program) continue;
+    return !result.ok() && std::all_of(result.diagnostics.begin(), result.diagnostics.end(), [&](const ptx::Diagnostic& diagnostic) {
+      return diagnostic.message.find(gap.report) != std::string::npos;
+    });
+  }
+  return false;
+}
+
 // Every PTX file nvcc made of tests/cuda and the CUDA benchmarks, for every processor: the default
 // -arch, and with everything() every -arch.
 TEST_P(CodeObjects, CudaPrograms) {
@@ -197,6 +218,7 @@ TEST_P(CodeObjects, CudaPrograms) {
     if (!everything() && path.stem().extension() != ".default") continue;
     std::string text = read_text(file);
     ptx::CompileResult result = compile_for(GetParam(), text, file);
+    if (fails_only_for_a_known_gap(path, result)) continue;
     EXPECT_TRUE(result.ok()) << file << ":\n" << diagnostics_of(result);
     if (!result.ok()) continue;
     check_code_object(GetParam(), result, path.filename().string(), text);

@@ -52,6 +52,8 @@ ELSEWHERE = {
     "suld": ("tests/unit/api_texture_test.cpp", "suld.b.2d"),
     "sust": ("tests/unit/api_texture_test.cpp", "sust.b.2d"),
     "suq": ("tests/unit/api_texture_test.cpp", "suq.width"),
+    "sured": ("tests/cuda/surface_reduction.cu", "sured.b.add.1d.trap.u32"),
+    "istypep": ("tests/cuda/surface_reduction.cu", "istypep.texref"),
     "prefetchu": ("tests/cuda/sm90_instructions.cu", "prefetchu.L1"),
     "createpolicy": ("tests/cuda/sm90_instructions.cu", "createpolicy.fractional"),
     "applypriority": ("tests/cuda/sm90_instructions.cu", "applypriority.global"),
@@ -62,6 +64,12 @@ ELSEWHERE = {
     "pmevent": ("tests/unit/ptx_parser_test.cpp", "pmevent.mask"),
     "elect": ("tests/cuda/sm90_instructions.cu", "elect.sync"),
     "movmatrix": ("tests/cuda/sm90_instructions.cu", "movmatrix.sync.aligned.m8n8.trans.b16"),
+    "alloca": ("tests/cuda/dynamic_stack.cu", "alloca.u64 local, 100, 64"),
+    "stacksave": ("tests/cuda/dynamic_stack.cu", "stacksave.u64"),
+    "stackrestore": ("tests/cuda/dynamic_stack.cu", "stackrestore.u64"),
+    "tensormap": ("tests/cuda/tensor_map_replace.cu", "tensormap.replace.tile.global_address"),
+    "clusterlaunchcontrol": ("tests/cuda/cluster_launch_control.cu", "clusterlaunchcontrol_try_cancel"),
+    "wgmma": ("tests/cuda/warpgroup_mma.cu", "wgmma.mma_async.sync.aligned.", "sm_90a"),
 }
 
 

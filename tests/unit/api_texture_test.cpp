@@ -1,12 +1,14 @@
 // CUDA arrays, texture objects and surface objects through the Driver API: descriptors round
 // trip, copies in and out of arrays, rejected arguments with their documented error codes, and
-// hand-written PTX using tex, txq, suld, sust and suq. Expected values come from the CUDA
-// Driver API and PTX ISA documentation.
+// hand-written PTX using tex, txq, suld, sust, sured, suq and istypep. Expected values come from
+// the CUDA Driver API and PTX ISA documentation, and istypep's and a misaligned sured's from an
+// H200.
 #define XCUDA_EXPORTED_NAMES_ONLY
 #include "xcuda/cuda.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -307,6 +309,48 @@ constexpr char texture_ptx[] = R"PTX(
   ret;
 }
 
+// reduce(tex, surf, out): thread (x, y) adds y * ntid.x + x + 1 to surface element (x % 2, y)
+// with sured.b and raises element (ntid.x, y), clamped to the last column, to it with sured.p;
+// thread (0, 0) writes istypep.texref of tex and istypep.surfref of surf to out.
+.visible .entry reduce(.param .u64 tex, .param .u64 surf, .param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [tex];
+  ld.param.u64 %rd2, [surf];
+  ld.param.u64 %rd3, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r4, %r2, %r3, %r1;
+  add.u32 %r5, %r4, 1;
+  and.b32 %r6, %r1, 1;
+  shl.b32 %r6, %r6, 2;
+  sured.b.add.2d.trap.s32 [%rd2, {%r6, %r2}], %r5;
+  sured.p.max.2d.clamp.b32 [%rd2, {%r3, %r2}], %r5;
+  setp.ne.u32 %p3, %r4, 0;
+  @%p3 bra done;
+  istypep.texref %p1, %rd1;
+  istypep.surfref %p2, %rd2;
+  selp.u32 %r6, 1, 0, %p1;
+  selp.u32 %r7, 1, 0, %p2;
+  st.global.v2.u32 [%rd3], {%r6, %r7};
+done:
+  ret;
+}
+
+.visible .entry reduce_misaligned(.param .u64 surf)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [surf];
+  mov.u32 %r1, 2;
+  mov.u32 %r2, 0;
+  sured.b.add.2d.zero.s32 [%rd1, {%r1, %r2}], %r1;
+  ret;
+}
+
 .visible .entry store_outside(.param .u64 surf)
 {
   .reg .b32 %r<3>;
@@ -398,6 +442,33 @@ TEST_F(TextureKernels, IntegerTexelsGoThroughASurface) {
 
 TEST_F(TextureKernels, AStoreOutsideTheSurfaceFailsTheLaunch) {
   EXPECT_EQ(launch("store_outside", 1, 1, {&surface_}), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+// Reductions from every thread land atomically; the signed format makes sured.p's max signed.
+// No texture or surface object is a .texref or .surfref to istypep, as on an H200.
+TEST_F(TextureKernels, ReductionsCombineEveryThreadsValue) {
+  std::vector<int32_t> initial(width * height, -1000);
+  ASSERT_EQ(cuMemcpyHtoA_v2(target_, 0, initial.data(), initial.size() * 4), CUDA_SUCCESS);
+  uint32_t kinds[2] = {7, 7};
+  ASSERT_EQ(cuMemcpyHtoD_v2(out_, kinds, sizeof kinds), CUDA_SUCCESS);
+  ASSERT_EQ(launch("reduce", width, height, {&texture_, &surface_, &out_}), CUDA_SUCCESS);
+  std::vector<int32_t> want = initial, got(width * height);
+  for (size_t y = 0; y < height; ++y)
+    for (size_t x = 0; x < width; ++x) {
+      auto value = static_cast<int32_t>(y * width + x + 1);
+      want[y * width + x % 2] += value;
+      want[y * width + width - 1] = std::max(want[y * width + width - 1], value);
+    }
+  ASSERT_EQ(cuMemcpyAtoH_v2(got.data(), target_, 0, got.size() * 4), CUDA_SUCCESS);
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(cuMemcpyDtoH_v2(kinds, out_, sizeof kinds), CUDA_SUCCESS);
+  EXPECT_EQ(kinds[0], 0u);
+  EXPECT_EQ(kinds[1], 0u);
+}
+
+// A column that is not a multiple of the access size fails the launch, even under .zero.
+TEST_F(TextureKernels, AMisalignedReductionFailsTheLaunch) {
+  EXPECT_EQ(launch("reduce_misaligned", 1, 1, {&surface_}), CUDA_ERROR_MISALIGNED_ADDRESS);
 }
 
 }  // namespace

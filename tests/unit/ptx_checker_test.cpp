@@ -77,8 +77,8 @@ TEST(PtxChecker, RejectsDuplicatesAndBadDestinations) {
 }
 
 TEST(PtxChecker, NamesLaterInstructionsAsUnsupported) {
-  EXPECT_EQ(check_body("\t.reg .b32 %r<3>;\n\tsured.b.add.2d.trap.u32 [t, {%r1, %r2}], %r1;\n\tret;"),
-            Lines{"k.ptx:11:2: 'sured' is not supported yet"});
+  EXPECT_EQ(check_body("\t.reg .b64 %rd<3>;\n\tcctl.u.global.all [%rd1];\n\tret;"),
+            Lines{"k.ptx:11:2: 'cctl' is not supported yet"});
   // Known to the checker, not yet to the lowering: reported once the whole module checks.
   EXPECT_EQ(check_body("\t.reg .f32 %f<3>;\n\tredux.sync.min.f32 %f1, %f2, -1;\n\tret;"),
             Lines{"k.ptx:11:2: redux.sync over this type is not supported yet"});

@@ -339,6 +339,45 @@ TEST(PtxParser, CompilesRegisterAndProfilerHints) {
             std::vector<std::string>{"bad.ptx:6:13: '.up' is not a valid modifier for 'setmaxnreg'"});
 }
 
+// Every pair of operation and type the PTX ISA lists for sured.b and sured.p compiles, in each
+// geometry and out-of-range mode, and so do the three istypep forms; a pair ptxas refuses, a
+// layered geometry and an istypep without its kind are reported where they stand.
+TEST(PtxParser, CompilesSurfaceReductionsAndTypeQueries) {
+  std::string kernel = std::string(header) + R"(.visible .entry reduce(.param .u64 surface)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<3>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [surface];
+)";
+  std::string body = R"(  sured.b.add.1d.trap.u32 [%rd1, {%r1}], %r2;
+  sured.b.add.1d.clamp.s32 [%rd1, %r1], %r2;
+  sured.b.add.2d.zero.u64 [%rd1, {%r1, %r2}], %rd2;
+  sured.b.min.3d.trap.u32 [%rd1, {%r1, %r2, %r1, %r2}], %r2;
+  sured.b.max.1d.trap.s32 [%rd1, {%r1}], %r2;
+  sured.b.min.2d.clamp.u64 [%rd1, {%r1, %r2}], %rd2;
+  sured.b.max.2d.zero.s64 [%rd1, {%r1, %r2}], %rd2;
+  sured.b.and.1d.trap.b32 [%rd1, {%r1}], %r2;
+  sured.b.or.3d.clamp.b32 [%rd1, {%r1, %r2, %r1, %r2}], %r2;
+  sured.p.add.1d.trap.b32 [%rd1, {%r1}], %r2;
+  sured.p.or.2d.zero.b32 [%rd1, {%r1, %r2}], %r2;
+  sured.p.min.1d.clamp.b64 [%rd1, {%r1}], %rd2;
+  sured.p.max.3d.trap.b64 [%rd1, {%r1, %r2, %r1, %r2}], %rd2;
+  istypep.texref %p1, %rd1;
+  istypep.samplerref %p2, %rd1;
+  istypep.surfref %p3, %rd2;
+  ret;
+}
+)";
+  EXPECT_EQ(diagnostics_of(kernel + body), std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  sured.b.and.1d.trap.u32 [%rd1, {%r1}], %r2;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:3: '.u32' is not a type of sured.b.and"});
+  EXPECT_EQ(diagnostics_of(kernel + "  sured.b.add.a1d.trap.u32 [%rd1, {%r1, %r2}], %r2;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:14: '.a1d' is not a valid modifier for 'sured'"});
+  EXPECT_EQ(diagnostics_of(kernel + "  istypep %p1, %rd1;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:3: expected istypep.texref, .samplerref or .surfref p, a"});
+}
+
 TEST(PtxParser, CompilesAsyncCopiesAndReportsBulkCopies) {
   std::string kernel = std::string(header) + R"(.visible .entry copy(.param .u64 source, .param .u32 size)
 {
@@ -385,6 +424,119 @@ TEST(PtxParser, CompilesAsyncCopiesAndReportsBulkCopies) {
   EXPECT_EQ(diagnostics_of(kernel + "  cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u8 [%rd1], [staging], 32;\n  ret;\n}\n"),
             std::vector<std::string>{"bad.ptx:13:3: cp.reduce.async.bulk takes .redOp.type and [dstMem], [srcMem], size, "
                                      "[mbar] into shared::cluster, or [dstMem], [srcMem], size{, cache-policy} into global memory"});
+}
+
+TEST(PtxParser, CompilesAsyncStoresReductionsAndTensorMapReplacements) {
+  std::string kernel = std::string(header) + R"(.visible .entry store(.param .u64 map)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<3>;
+  .reg .f32 %f1;
+  .shared .align 128 .b8 staging[256];
+  ld.param.u64 %rd1, [map];
+  mov.u32 %r1, staging;
+)";
+  // st.async and red.async complete on an mbarrier (lower/memory.cpp, lower/atomics.cpp);
+  // tensormap.replace and tensormap.cp_fenceproxy rewrite and copy maps (lower/tensor_copy.cpp).
+  EXPECT_EQ(diagnostics_of(kernel + "  st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%r1], {%r1, %r2, %r1, %r2}, [%r1+128];\n"
+                                    "  st.async.weak.shared::cluster.mbarrier::complete_tx::bytes.v2.b64 [%r1+16], {%rd1, %rd2}, [%r1+128];\n"
+                                    "  st.async.mbarrier::complete_tx::bytes.s64 [%rd1], %rd2, [%rd2];\n"
+                                    "  st.async.release.gpu.global.u32 [%rd1], %r1;\n"
+                                    "  red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.inc.u32 [%r1], %r2, [%r1+128];\n"
+                                    "  red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u64 [%r1+8], %rd1, [%r1+128];\n"
+                                    "  red.async.release.sys.global.add.s64 [%rd1], %rd2;\n"
+                                    "  tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;\n"
+                                    "  tensormap.replace.tile.rank.shared::cta.b1024.b32 [%r1], %r2;\n"
+                                    "  tensormap.replace.tile.global_stride.global.b1024.b64 [%rd1], 3, %rd2;\n"
+                                    "  tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%r1], 4, %r2;\n"
+                                    "  tensormap.replace.tile.elemtype.global.b1024.b32 [%rd1], 13;\n"
+                                    "  tensormap.replace.tile.swizzle_atomicity.global.b1024.b32 [%rd1], 0;\n"
+                                    "  tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd1], [%r1], 128;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b64 [%r1], {%rd1, %rd2, %rd1, %rd2}, [%r1+128];\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:3: st.async takes {.shared::cluster}.mbarrier::complete_tx::bytes{.v2,.v4} and "
+                                     ".b32/.u32/.s32/.f32 (.v4 at most), .b64/.u64/.s64/.f64 (.v2 at most) or .b128 with [a], b, "
+                                     "[mbar]; or .release{.global} with [a], b"});
+  EXPECT_EQ(diagnostics_of(kernel + "  red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.inc.s32 [%r1], %r2, [%r1+128];\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:3: red.async takes .relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes "
+                                     "with .inc/.dec.u32, .min/.max.u32/.s32, .and/.or/.xor.b32 or .add.u32/.s32/.u64 and [a], b, "
+                                     "[mbar]; or .release{.global}.add.u32/.s32/.u64/.s64 with [a], b"});
+  EXPECT_EQ(diagnostics_of(kernel + "  tensormap.replace.tile.global_stride.global.b1024.b64 [%rd1], 4, %rd2;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:65: tensormap.replace.global_stride takes ord 0-3, not 4"});
+  EXPECT_EQ(diagnostics_of(kernel + "  tensormap.replace.tile.swizzle_mode.global.b1024.b32 [%rd1], %r1;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:3: tensormap.replace.tile.field{.global,.shared::cta}.b1024.type takes [addr], "
+                                     "new_val (an immediate for the enumerated fields), or [addr], ord, new_val with an immediate ord"});
+}
+
+TEST(PtxParser, CompilesDynamicStackAndClusterLaunchControl) {
+  std::string kernel = std::string(header) + R"(.visible .entry persistent()
+{
+  .reg .pred %p1;
+  .reg .b32 %r<5>;
+  .reg .b64 %rd<3>;
+  .reg .b128 %q1;
+  .shared .align 16 .b8 response[16];
+  .shared .align 8 .b64 barrier;
+)";
+  // Run by tests/cuda/dynamic_stack.cu and tests/cuda/cluster_launch_control.cu.
+  EXPECT_EQ(diagnostics_of(kernel + "  alloca.u64 %rd1, 64, 32;\n"
+                                    "  stacksave.u64 %rd2;\n"
+                                    "  alloca.u64 %rd1, %rd2;\n"
+                                    "  stackrestore.u64 %rd2;\n"
+                                    "  mov.u32 %r1, response;\n"
+                                    "  clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%r1], [barrier];\n"
+                                    "  mov.b128 %q1, {%rd1, %rd2};\n"
+                                    "  clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %q1;\n"
+                                    "  clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128 %r2, %q1;\n"
+                                    "  clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%r1, %r2, %r3, %r4}, %q1;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  alloca.u64 %rd1, 64, 24;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:24: alloca's alignment must be a constant power of two up to 2^23"});
+  EXPECT_EQ(diagnostics_of(kernel + "  alloca.u32 %r1, 64;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:3: 'alloca.u32' is not supported: local addresses have 64 bits on this target"});
+  EXPECT_EQ(diagnostics_of(kernel + "  clusterlaunchcontrol.query_cancel.get_first_ctaid.b32.b128 %r1, %q1;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:12:3: clusterlaunchcontrol.query_cancel takes .is_canceled.pred.b128 p, response, "
+                                     ".get_first_ctaid::{x,y,z}.b32.b128 d, response or .get_first_ctaid.v4.b32.b128 "
+                                     "{x, y, z, w}, response"});
+}
+
+TEST(PtxParser, CompilesWarpgroupMatrixMultiplies) {
+  std::string kernel = std::string(header) + R"(.visible .entry warpgroup()
+{
+  .reg .pred %p1;
+  .reg .b32 %r<5>;
+  .reg .f32 %f<5>;
+  .reg .b64 %rd<3>;
+)";
+  // Layouts and numerics: tests/cuda/warpgroup_mma.cu (lower/warpgroup_matrix.cpp).
+  EXPECT_EQ(diagnostics_of(kernel + "  wgmma.fence.sync.aligned;\n"
+                                    "  wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, -1, 0, 1;\n"
+                                    "  wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r1, %r2}, {%r1, %r2, %r3, %r4}, %rd2, 1, 1, 1, 0;\n"
+                                    "  wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e4m3 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1;\n"
+                                    "  wgmma.mma_async.sync.aligned.m64n8k32.satfinite.s32.u8.s8 {%r1, %r2, %r3, %r4}, %rd1, %rd2, %p1;\n"
+                                    "  wgmma.commit_group.sync.aligned;\n"
+                                    "  wgmma.wait_group.sync.aligned 0;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{});
+  EXPECT_EQ(diagnostics_of(kernel + "  wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %r1, 0, %p1, 1, 1, 0, 0;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:3: 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16' is not supported yet"});
+  EXPECT_EQ(diagnostics_of(kernel + "  wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc {%r1, %r2, %r3, %r4}, %rd1, %rd2, %p1;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:3: 'wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc' is not supported yet"});
+  EXPECT_EQ(diagnostics_of(kernel + "  wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8 {%r1, %r2, %r3, %r4}, %rd1, %rd2, %p1;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:3: wgmma.mma_async.m64n40k32 with these types is not a form the ISA defines"});
+  EXPECT_EQ(diagnostics_of(kernel + "  wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:3: this wgmma.mma_async takes d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b"});
+  EXPECT_EQ(diagnostics_of(kernel + "  wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, %p1, 1, 1, 0, 0;\n"
+                                    "  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:10:54: this wgmma.mma_async needs 8 D registers"});
 }
 
 }  // namespace

@@ -104,6 +104,70 @@ Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_
   return nullptr;
 }
 
+// The calling thread's stack of run-time allocations (BlockFrame::dynamic_stack). Its header,
+// at `start`, holds the offset of its first free byte.
+struct DynamicStack {
+  Value* frame;
+  Value* start;
+  Value* bytes;
+};
+
+DynamicStack dynamic_stack(llvm::IRBuilder<>& builder, Value* context) {
+  auto* pointer = builder.getPtrTy();
+  Value* frame = builder.CreateLoad(pointer, builder.CreateConstGEP1_64(builder.getInt8Ty(), context, frame_offset));
+  Value* stacks = builder.CreateLoad(pointer, builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offsetof(BlockFrame, dynamic_stack)));
+  Value* bytes = builder.CreateLoad(builder.getInt64Ty(),
+                                    builder.CreateConstGEP1_64(builder.getInt8Ty(), frame, offsetof(BlockFrame, dynamic_stack_bytes)));
+  Value* thread = builder.CreateZExt(linear_thread_index(builder, context), builder.getInt64Ty());
+  Value* start = builder.CreateGEP(builder.getInt8Ty(), stacks, builder.CreateMul(thread, bytes));
+  return {frame, start, bytes};
+}
+
+// The body of a stack intrinsic (intrinsics::stack_reset and its kin). The stack grows up.
+void define_stack_operation(llvm::Function& function, llvm::IRBuilder<>& builder, std::string_view name) {
+  DynamicStack stack = dynamic_stack(builder, function.getArg(0));
+  llvm::Type* u64 = builder.getInt64Ty();
+  if (name == intrinsics::stack_reset) {
+    builder.CreateStore(builder.getInt64(host_abi::dynamic_stack_header_bytes), stack.start);
+    builder.CreateRetVoid();
+    return;
+  }
+  if (name == intrinsics::stack_save) {
+    builder.CreateRet(builder.CreateGEP(builder.getInt8Ty(), stack.start, builder.CreateLoad(u64, stack.start)));
+    return;
+  }
+  Value* start = builder.CreatePtrToInt(stack.start, u64);
+  if (name == intrinsics::stack_restore) {
+    builder.CreateStore(builder.CreateSub(builder.CreatePtrToInt(function.getArg(1), u64), start), stack.start);
+    builder.CreateRetVoid();
+    return;
+  }
+  // stack_allocate(context, bytes, alignment)
+  Value* bytes = function.getArg(1);
+  Value* alignment = function.getArg(2);
+  Value* free = builder.CreateAdd(start, builder.CreateLoad(u64, stack.start));
+  Value* begin = builder.CreateAnd(builder.CreateAdd(free, builder.CreateSub(alignment, builder.getInt64(1))),
+                                   builder.CreateNeg(alignment));
+  Value* end = builder.CreateAdd(begin, bytes);
+  // Unsigned comparisons: a position that wrapped around, or one a stackrestore took off the
+  // stack, fails one of them.
+  Value* fits = builder.CreateAnd(
+      builder.CreateAnd(builder.CreateICmpUGE(begin, builder.CreateAdd(start, builder.getInt64(host_abi::dynamic_stack_header_bytes))),
+                        builder.CreateICmpULE(begin, end)),
+      builder.CreateICmpULE(end, builder.CreateAdd(start, stack.bytes)));
+  auto* overflow = llvm::BasicBlock::Create(builder.getContext(), "overflow", &function);
+  auto* allocated = llvm::BasicBlock::Create(builder.getContext(), "allocated", &function);
+  builder.CreateCondBr(fits, allocated, overflow);
+  builder.SetInsertPoint(overflow);
+  llvm::FunctionCallee report = function.getParent()->getOrInsertFunction(host_abi::stack_overflow_symbol, builder.getVoidTy(),
+                                                                         builder.getPtrTy(), u64);
+  builder.CreateCall(report, {stack.frame, bytes})->setDoesNotReturn();
+  builder.CreateUnreachable();
+  builder.SetInsertPoint(allocated);
+  builder.CreateStore(builder.CreateSub(end, start), stack.start);
+  builder.CreateRet(builder.CreateIntToPtr(begin, builder.getPtrTy()));
+}
+
 void make_inline_body(llvm::Function& function) {
   function.setLinkage(llvm::GlobalValue::InternalLinkage);
   function.addFnAttr(llvm::Attribute::AlwaysInline);
@@ -199,6 +263,9 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
       Value* frame = builder.CreateLoad(pointer, builder.CreateConstGEP1_64(builder.getInt8Ty(), context, frame_offset));
       builder.CreateCall(runtime, {frame})->setDoesNotReturn();
       builder.CreateUnreachable();
+    } else if (name == intrinsics::stack_reset || name == intrinsics::stack_allocate || name == intrinsics::stack_save ||
+               name == intrinsics::stack_restore) {
+      define_stack_operation(*function, builder, name);
     } else if (name.starts_with(intrinsics::special_register_prefix)) {
       auto [register_name, component] = intrinsics::parse_special_register(name);
       Value* value = special_register(builder, context, register_name, component, static_shared_bytes);

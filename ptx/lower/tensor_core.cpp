@@ -1,0 +1,275 @@
+#include "lower/tensor_core.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "lower/floating_point.h"
+#include "lower/instruction_lowering.h"
+#include "lower/intrinsics.h"
+
+namespace xcuda::ptx::tensor_core {
+
+using llvm::Value;
+
+std::optional<Element> element_named(std::string_view name) {
+  constexpr std::pair<std::string_view, Element> names[] = {
+      {"f16", Element::f16}, {"bf16", Element::bf16}, {"tf32", Element::tf32}, {"f64", Element::f64},
+      {"s8", Element::s8},   {"u8", Element::u8},     {"e4m3", Element::e4m3}, {"e5m2", Element::e5m2},
+      {"f32", Element::f32}, {"s32", Element::s32},
+  };
+  for (const auto& [word, element] : names)
+    if (word == name) return element;
+  return std::nullopt;
+}
+
+llvm::AllocaInst* thread_array(FunctionLowering& lowering, llvm::Type* element, uint32_t count) {
+  llvm::BasicBlock& entry = lowering.builder().GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> builder(&entry, entry.begin());
+  return builder.CreateAlloca(llvm::ArrayType::get(element, count));
+}
+
+Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, Value* index) {
+  auto& builder = lowering.builder();
+  return builder.CreateGEP(array->getAllocatedType(), array, {builder.getInt32(0), index});
+}
+
+std::vector<Element> written_elements(const Instruction& instruction) {
+  std::vector<Element> elements;
+  for (const Modifier& modifier : instruction.modifiers)
+    if (std::optional<Element> element = element_named(modifier.word)) elements.push_back(*element);
+  return elements;
+}
+
+llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
+                         AnyLayout layout, uint32_t rows, uint32_t columns) {
+  auto& builder = lowering.builder();
+  llvm::Type* element_type = builder.getIntNTy(bits);
+  llvm::AllocaInst* matrix = thread_array(lowering, element_type, rows * columns);
+  uint32_t register_bits = registers[0]->getType()->getIntegerBitWidth();
+  uint32_t per_register = register_bits / bits;
+  uint32_t per_offer = 64 / register_bits;
+  for (size_t first = 0; first < registers.size(); first += per_offer) {
+    Value* offer = builder.getInt64(0);
+    for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
+      Value* word = builder.CreateZExt(registers[first + slot], builder.getInt64Ty());
+      offer = builder.CreateOr(offer, builder.CreateShl(word, slot * register_bits));
+    }
+    exchange(lowering, offer, builder.getInt32(~0u));
+    for (uint32_t lane = 0; lane < warp_size; ++lane) {
+      Value* offered = peer(lowering, builder.getInt32(lane));
+      for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
+        for (uint32_t part = 0; part < per_register; ++part) {
+          uint32_t index = static_cast<uint32_t>(first + slot) * per_register + part;
+          Position position = layout(lane, index);
+          Value* element = builder.CreateTrunc(builder.CreateLShr(offered, slot * register_bits + part * bits), element_type);
+          builder.CreateStore(element, array_element(lowering, matrix, builder.getInt32(position.row * columns + position.column)));
+        }
+      }
+    }
+  }
+  return matrix;
+}
+
+std::vector<Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits) {
+  ScalarType type = bits == 64 ? ScalarType::b64 : ScalarType::b32;
+  std::vector<Value*> values;
+  for (const Operand* element : elements_of(operand)) values.push_back(lowering.read(*element, type));
+  return values;
+}
+
+namespace {
+
+// A floating-point input of a tensor-core product, exactly, and its exponent as the hardware
+// aligns on it: the exponent field's, with subnormals at the lowest normal exponent, but for
+// FP8 inputs, whose subnormals count by their leading bit (an e5m2 x e4m3 conformance case with
+// subnormal e4m3 and the 550,000 FP8 probe results agree only so).
+struct Term {
+  Value* value;     // double
+  Value* exponent;  // i32
+};
+
+Term decode(FunctionLowering& lowering, Value* bits, Element element) {
+  auto& builder = lowering.builder();
+  Value* value = nullptr;
+  uint32_t fraction_bits = 23, bias = 127, field_mask = 0xFF;
+  switch (element) {
+    case Element::f16:
+      value = builder.CreateBitCast(builder.CreateTrunc(bits, builder.getInt16Ty()), builder.getHalfTy());
+      fraction_bits = 10, bias = 15, field_mask = 0x1F;
+      break;
+    case Element::bf16:
+      bits = builder.CreateShl(builder.CreateZExt(bits, builder.getInt32Ty()), 16);
+      value = builder.CreateBitCast(bits, builder.getFloatTy());
+      break;
+    case Element::tf32:
+      // The hardware reads the 19 high bits of a .tf32 register.
+      bits = builder.CreateAnd(bits, 0xFFFFE000u);
+      value = builder.CreateBitCast(bits, builder.getFloatTy());
+      break;
+    case Element::e4m3:
+      value = widen_from_narrow(lowering, bits, e4m3_format);
+      break;
+    case Element::e5m2:
+      value = widen_from_narrow(lowering, bits, e5m2_format);
+      break;
+    default:
+      value = builder.CreateBitCast(bits, builder.getFloatTy());
+      break;
+  }
+  Value* wide = builder.CreateFPExt(value, builder.getDoubleTy());
+  if (is_eight_bit_float(element)) {
+    // Every FP8 value is normal as a double, whose exponent field then gives the leading bit's.
+    Value* double_field = builder.CreateAnd(builder.CreateLShr(builder.CreateBitCast(wide, builder.getInt64Ty()), 52), 0x7FF);
+    return {wide, builder.CreateSub(builder.CreateTrunc(double_field, builder.getInt32Ty()), builder.getInt32(1023))};
+  }
+  Value* field = builder.CreateAnd(builder.CreateLShr(builder.CreateZExt(bits, builder.getInt32Ty()), fraction_bits), field_mask);
+  Value* exponent = builder.CreateSub(builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, field, builder.getInt32(1)),
+                                      builder.getInt32(bias));
+  return {wide, exponent};
+}
+
+// 2^exponent as a double, for exponents within the double's normal range.
+Value* power_of_two(FunctionLowering& lowering, Value* exponent) {
+  auto& builder = lowering.builder();
+  Value* field = builder.CreateZExt(builder.CreateAdd(exponent, builder.getInt32(1023)), builder.getInt64Ty());
+  return builder.CreateBitCast(builder.CreateShl(field, 52), builder.getDoubleTy());
+}
+
+// Bits a tensor core keeps below the largest exponent among a dot product's terms; fitted to
+// 143,360 mma.sync results per shape recorded on an H200, with which the model below agrees bit
+// for bit for .f16, .bf16 and .tf32 with .f32 accumulators (tests/cuda/mma_numerics.cu).
+constexpr int32_t alignment_bits = 25;
+constexpr int32_t no_exponent = -100000;
+
+// `exact` truncated toward zero to .f32, as bits; a magnitude beyond .f32's range becomes
+// infinite.
+Value* truncate_to_single(FunctionLowering& lowering, Value* exact) {
+  auto& builder = lowering.builder();
+  // Round to nearest, then step back toward zero where that rounded away.
+  Value* nearest = builder.CreateFPTrunc(exact, builder.getFloatTy());
+  Value* nearest_bits = builder.CreateBitCast(nearest, builder.getInt32Ty());
+  Value* magnitude = builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, exact);
+  Value* away = builder.CreateFCmpOGT(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, builder.CreateFPExt(nearest, builder.getDoubleTy())), magnitude);
+  Value* truncated = builder.CreateSelect(away, builder.CreateSub(nearest_bits, builder.getInt32(1)), nearest_bits);
+  Value* infinity = builder.CreateOr(builder.CreateAnd(truncated, 0x80000000u), 0x7F800000u);
+  return builder.CreateSelect(builder.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(builder.getDoubleTy(), 0x1p128)), infinity, truncated);
+}
+
+// The terms' sum as a tensor core forms it: every term truncated toward zero to a multiple of
+// 2^(E - 25), where E is the largest exponent among the nonzero terms (exponents as the fields give
+// them, so a product's is the sum of its inputs'), and the truncated terms added exactly.
+Value* aligned_sum(FunctionLowering& lowering, std::span<const Term> terms) {
+  auto& builder = lowering.builder();
+  Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
+  Value* largest = builder.getInt32(no_exponent);
+  for (const Term& term : terms) {
+    Value* exponent = builder.CreateSelect(builder.CreateFCmpOEQ(term.value, zero), builder.getInt32(no_exponent), term.exponent);
+    largest = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, largest, exponent);
+  }
+  largest = builder.CreateSelect(builder.CreateICmpEQ(largest, builder.getInt32(no_exponent)), builder.getInt32(0), largest);
+  Value* scale = power_of_two(lowering, builder.CreateSub(builder.getInt32(alignment_bits), largest));
+  Value* sum = zero;
+  for (const Term& term : terms)
+    sum = builder.CreateFAdd(sum, builder.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, builder.CreateFMul(term.value, scale)));
+  return builder.CreateFMul(sum, power_of_two(lowering, builder.CreateSub(largest, builder.getInt32(alignment_bits))));
+}
+
+}  // namespace
+
+// D = C + Σ A·B for one element as Hopper's tensor cores compute it; fitted to the H200
+// recordings of tests/conformance (matrix/mma_*) and to targeted FP8 probes of single, cancelling
+// and tiny products at every k. With .f16/.bf16/.tf32 inputs C is one of the terms of one
+// aligned sum (see aligned_sum), truncated toward zero to an .f32 accumulator but rounded to
+// nearest for an .f16 one. FP8 inputs take two passes: the products of k mod 4 = 0, 1 form an
+// aligned sum, which joins the products of k mod 4 = 2, 3 as a term of a second aligned sum; C
+// is added last, rounding to nearest. An .f32 accumulator truncates each pass toward zero to
+// .f32; an .f16 one rounds each to nearest .f16 (overflowing to infinity). This matches all
+// 184,878 .f16 and 365,520 of the 365,522 .f32 probe results (tests/device/fp8_mma_probe.cu).
+// A result that comes to zero is +0 unless every term was zero (then IEEE's signed zero); NaNs
+// and infinities among the inputs give what IEEE addition of the exact products would, with NaN
+// as the canonical 0x7FFFFFFF (0x7FFF).
+Value* tensor_core_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
+                       Element a_type, Element b_type, Element accumulator) {
+  auto& builder = lowering.builder();
+  bool separate_accumulator = is_eight_bit_float(a_type);
+  Term accumulated = decode(lowering, c, accumulator);
+  Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
+  Value* naive = builder.CreateFAdd(llvm::ConstantFP::getNegativeZero(builder.getDoubleTy()), accumulated.value);
+  Value* all_zero = builder.CreateFCmpOEQ(accumulated.value, zero);
+  std::vector<Term> terms, second_pass;
+  if (!separate_accumulator) terms.push_back(accumulated);
+  for (size_t index = 0; index < a.size(); ++index) {
+    Term left = decode(lowering, a[index], a_type), right = decode(lowering, b[index], b_type);
+    Term product{builder.CreateFMul(left.value, right.value), builder.CreateAdd(left.exponent, right.exponent)};
+    (separate_accumulator && index % 4 >= 2 ? second_pass : terms).push_back(product);
+    naive = builder.CreateFAdd(naive, product.value);
+    all_zero = builder.CreateAnd(all_zero, builder.CreateFCmpOEQ(product.value, zero));
+  }
+  bool single = accumulator == Element::f32;
+  llvm::Type* format = single ? builder.getFloatTy() : builder.getHalfTy();
+  llvm::IntegerType* bits_type = builder.getIntNTy(single ? 32 : 16);
+  uint64_t magnitude_mask = single ? 0x7FFFFFFFu : 0x7FFFu;
+  // An FP8 pass's sum as the accumulator's format holds it, as bits.
+  auto pass_result = [&](Value* sum) {
+    return single ? truncate_to_single(lowering, sum) : builder.CreateBitCast(builder.CreateFPTrunc(sum, format), bits_type);
+  };
+  Value* exact = aligned_sum(lowering, terms);
+  Value* result = nullptr;
+  if (separate_accumulator) {
+    second_pass.push_back(decode(lowering, pass_result(exact), accumulator));
+    Value* products = builder.CreateBitCast(pass_result(aligned_sum(lowering, second_pass)), format);
+    // Two .f16 values add exactly in a double, so either sum is rounded once, to the format.
+    Value* total = single ? builder.CreateFAdd(builder.CreateFPTrunc(accumulated.value, format), products)
+                          : builder.CreateFPTrunc(builder.CreateFAdd(builder.CreateFPExt(products, builder.getDoubleTy()), accumulated.value), format);
+    result = builder.CreateBitCast(total, bits_type);
+  } else {
+    result = single ? truncate_to_single(lowering, exact) : builder.CreateBitCast(builder.CreateFPTrunc(exact, format), bits_type);
+  }
+  Value* is_zero = builder.CreateICmpEQ(builder.CreateAnd(result, magnitude_mask), llvm::ConstantInt::get(bits_type, 0));
+  Value* naive_bits = builder.CreateBitCast(builder.CreateFPTrunc(naive, format), bits_type);
+  result = builder.CreateSelect(is_zero, builder.CreateSelect(all_zero, naive_bits, llvm::ConstantInt::get(bits_type, 0)), result);
+  Value* is_nan = builder.CreateFCmpUNO(naive, naive);
+  Value* is_infinite = builder.CreateFCmpOEQ(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, naive),
+                                             llvm::ConstantFP::getInfinity(builder.getDoubleTy()));
+  result = builder.CreateSelect(is_infinite, naive_bits, result);
+  return builder.CreateSelect(is_nan, llvm::ConstantInt::get(bits_type, magnitude_mask), result);
+}
+
+// .f64: a chain of IEEE fused multiply-adds in k order, starting from C, as the H200 recordings
+// of tests/conformance show. A NaN result is the first NaN among B's element, the running sum
+// and A's element, quieted; an invalid operation (∞·0, ∞ - ∞) gives 0xFFF8000000000000.
+Value* double_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c) {
+  auto& builder = lowering.builder();
+  llvm::Type* double_type = builder.getDoubleTy();
+  Value* sum = builder.CreateBitCast(c, double_type);
+  for (size_t index = 0; index < a.size(); ++index) {
+    Value* left = builder.CreateBitCast(a[index], double_type);
+    Value* right = builder.CreateBitCast(b[index], double_type);
+    Value* propagated = builder.getInt64(0xFFF8000000000000u);
+    for (Value* operand : {left, sum, right}) {
+      Value* quieted = builder.CreateOr(builder.CreateBitCast(operand, builder.getInt64Ty()), 0x0008000000000000u);
+      propagated = builder.CreateSelect(builder.CreateFCmpUNO(operand, operand), quieted, propagated);
+    }
+    Value* fused = builder.CreateIntrinsic(llvm::Intrinsic::fma, {double_type}, {left, right, sum});
+    sum = builder.CreateSelect(builder.CreateFCmpUNO(fused, fused), builder.CreateBitCast(propagated, double_type), fused);
+  }
+  return builder.CreateBitCast(sum, builder.getInt64Ty());
+}
+
+// .s8/.u8 with .s32 accumulators: exact, wrapping modulo 2^32 or, with .satfinite, clamped.
+Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
+                   bool a_signed, bool b_signed, bool saturate) {
+  auto& builder = lowering.builder();
+  Value* sum = builder.CreateSExt(c, builder.getInt64Ty());
+  for (size_t index = 0; index < a.size(); ++index) {
+    Value* left = a_signed ? builder.CreateSExt(a[index], builder.getInt64Ty()) : builder.CreateZExt(a[index], builder.getInt64Ty());
+    Value* right = b_signed ? builder.CreateSExt(b[index], builder.getInt64Ty()) : builder.CreateZExt(b[index], builder.getInt64Ty());
+    sum = builder.CreateAdd(sum, builder.CreateMul(left, right));
+  }
+  if (saturate) {
+    sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, builder.getInt64(INT32_MIN));
+    sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, sum, builder.getInt64(INT32_MAX));
+  }
+  return builder.CreateTrunc(sum, builder.getInt32Ty());
+}
+
+}  // namespace xcuda::ptx::tensor_core

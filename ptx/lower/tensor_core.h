@@ -1,0 +1,97 @@
+// What the warp-level matrix instructions (matrix.cpp) and the warpgroup ones
+// (warpgroup_matrix.cpp) share: the ISA's fragment layouts of a warp's 16-row tiles, the gathering
+// of a warp's fragments at warp exchanges, and the model of how an H200 tensor core sums products.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/IR/IRBuilder.h>
+
+#include "lower/function_lowering.h"
+
+namespace xcuda::ptx::tensor_core {
+
+inline constexpr uint32_t warp_size = 32;
+
+struct Position {
+  uint32_t row, column;
+};
+// Where element `index` of a lane's fragment sits in its matrix; the ISA numbers a lane's
+// elements across its registers, lowest bits first.
+using Layout = Position (*)(uint32_t lane, uint32_t index);
+using AnyLayout = llvm::function_ref<Position(uint32_t lane, uint32_t index)>;
+
+inline uint32_t group_of(uint32_t lane) { return lane >> 2; }
+inline uint32_t thread_in_group(uint32_t lane) { return lane & 3; }
+
+// m16n8k8 and m16n8k16 .f16/.bf16 A: pairs along a row, rows g and g+8, then columns +8.
+inline Position a_16bit(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * ((index >> 1) & 1), 2 * thread_in_group(lane) + (index & 1) + 8 * (index >> 2)};
+}
+inline Position b_16bit(uint32_t lane, uint32_t index) {
+  return {2 * thread_in_group(lane) + (index & 1) + 8 * (index >> 1), group_of(lane)};
+}
+// .tf32 and the m16n8 .f64 shapes: one element per register, rows g and g+8, then columns +4.
+inline Position a_32bit(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * (index & 1), thread_in_group(lane) + 4 * (index >> 1)};
+}
+inline Position b_32bit(uint32_t lane, uint32_t index) { return {thread_in_group(lane) + 4 * index, group_of(lane)}; }
+// .s8/.u8: four along a row, rows g and g+8, then columns +16.
+inline Position a_8bit(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * ((index >> 2) & 1), 4 * thread_in_group(lane) + (index & 3) + 16 * (index >> 3)};
+}
+inline Position b_8bit(uint32_t lane, uint32_t index) {
+  return {4 * thread_in_group(lane) + (index & 3) + 16 * (index >> 2), group_of(lane)};
+}
+// m8n8k4 .f64 and m8n8k16 .s8/.u8.
+inline Position a_m8n8(uint32_t lane, uint32_t index) { return {group_of(lane), 4 * thread_in_group(lane) + index}; }
+inline Position b_m8n8(uint32_t lane, uint32_t index) { return {4 * thread_in_group(lane) + index, group_of(lane)}; }
+inline Position a_m8n8k4_f64(uint32_t lane, uint32_t) { return {group_of(lane), thread_in_group(lane)}; }
+inline Position b_m8n8k4_f64(uint32_t lane, uint32_t) { return {thread_in_group(lane), group_of(lane)}; }
+
+enum class Element { f16, bf16, tf32, f64, s8, u8, e4m3, e5m2, f32, s32 };
+
+inline bool is_byte(Element element) { return element == Element::s8 || element == Element::u8; }
+inline bool is_eight_bit_float(Element element) { return element == Element::e4m3 || element == Element::e5m2; }
+
+inline uint32_t element_bits(Element element) {
+  switch (element) {
+    case Element::f16: case Element::bf16: return 16;
+    case Element::s8: case Element::u8: case Element::e4m3: case Element::e5m2: return 8;
+    case Element::f64: return 64;
+    default: return 32;
+  }
+}
+
+std::optional<Element> element_named(std::string_view name);
+// The element types among the instruction's modifiers, in written order (.tf32 and the FP8
+// types have no register type of their own).
+std::vector<Element> written_elements(const Instruction& instruction);
+
+// A per-thread array in the function's entry block, so that the host target keeps it in the
+// thread's storage across the exchanges.
+llvm::AllocaInst* thread_array(FunctionLowering& lowering, llvm::Type* element, uint32_t count);
+llvm::Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, llvm::Value* index);
+
+// Copies every lane's fragment, the elements of `bits` bits packed in `registers`, into a
+// rows × columns matrix (row-major) at the places `layout` names.
+llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<llvm::Value*>& registers, uint32_t bits,
+                         AnyLayout layout, uint32_t rows, uint32_t columns);
+// The operand's registers as integers of `bits` bits.
+std::vector<llvm::Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits);
+
+// D = C + Σ A·B for one element, with A, B and C as bits of their element types and D as bits of
+// the accumulator's: floating-point inputs as tensor_core.cpp describes, .f64 as a chain of fused
+// multiply-adds, .s8/.u8 exactly.
+llvm::Value* tensor_core_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
+                             llvm::Value* c, Element a_type, Element b_type, Element accumulator);
+llvm::Value* double_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
+                        llvm::Value* c);
+llvm::Value* integer_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
+                         llvm::Value* c, bool a_signed, bool b_signed, bool saturate);
+
+}  // namespace xcuda::ptx::tensor_core
