@@ -4,10 +4,21 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/DeadStoreElimination.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/GVN.h>
+#include <llvm/Transforms/Scalar/IndVarSimplify.h>
+#include <llvm/Transforms/Scalar/LICM.h>
+#include <llvm/Transforms/Scalar/LoopDeletion.h>
+#include <llvm/Transforms/Scalar/LoopPassManager.h>
+#include <llvm/Transforms/Scalar/LoopRotation.h>
+#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimpleLoopUnswitch.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include "target/host/address_arithmetic.h"
@@ -25,6 +36,36 @@ struct QuietVectorisationFailures : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo& diagnostic) override { return llvm::isa<llvm::DiagnosticInfoOptimizationBase>(diagnostic); }
 };
 
+// Our own clean-ups, after each instruction combination: they need the lowering's registers to
+// have become values.
+void add_cleanups(llvm::FunctionPassManager& passes) {
+  passes.addPass(RedundantNanCanonicalization());
+  passes.addPass(AddressArithmetic());
+}
+
+void combine_instructions(llvm::FunctionPassManager& passes) {
+  passes.addPass(llvm::InstCombinePass());
+  add_cleanups(passes);
+}
+
+// What turns the lowering's registers into values and folds its repetition, and nothing that
+// costs time in proportion to loops or to code size beyond that.
+llvm::FunctionPassManager simplification() {
+  llvm::FunctionPassManager passes;
+  passes.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  passes.addPass(llvm::EarlyCSEPass());
+  combine_instructions(passes);
+  passes.addPass(llvm::SimplifyCFGPass());
+  return passes;
+}
+
+template <typename... Passes>
+auto loop_passes(bool memory_ssa, Passes&&... passes) {
+  llvm::LoopPassManager manager;
+  (manager.addPass(std::forward<Passes>(passes)), ...);
+  return llvm::createFunctionToLoopPassAdaptor(std::move(manager), memory_ssa);
+}
+
 // Lane exchanges first: they bring back the atomics they held, which may be block-local.
 // LaneExchanges is needed at every level: it switches a kernel's warp path off when its lanes did
 // not become vectors.
@@ -33,17 +74,53 @@ void add_last_passes(llvm::ModulePassManager& passes) {
   passes.addPass(llvm::createModuleToFunctionPassAdaptor(BlockLocalAtomics()));
 }
 
-// The first tier: what turns the lowering's registers into values and folds its repetition, and
-// nothing that costs time in proportion to loops or to code size beyond that.
+// The first tier.
 llvm::ModulePassManager quick_pipeline() {
   llvm::ModulePassManager passes;
   passes.addPass(llvm::AlwaysInlinerPass());
-  llvm::FunctionPassManager function_passes;
-  function_passes.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-  function_passes.addPass(llvm::EarlyCSEPass());
-  function_passes.addPass(llvm::InstCombinePass());
-  function_passes.addPass(llvm::SimplifyCFGPass());
-  passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(function_passes)));
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
+  add_last_passes(passes);
+  return passes;
+}
+
+// -O2 and -O3: LLVM's -O3 list cut down to what PTX from nvcc still needs. nvcc has inlined,
+// unrolled and shared common expressions already; what is new is the host target's own code,
+// loops over a block's threads (block_function.cpp) that inline a kernel's body once per region.
+// Those loops want their uniform code hoisted and their uniform branches taken out, the loop
+// over a tid == 0 test peeled down to one thread, and vectorising across threads. The full -O3
+// list took twice the time for no faster kernels in the benchmark suite (tests/bench).
+llvm::ModulePassManager optimizing_pipeline() {
+  llvm::ModulePassManager passes;
+  // Each function once, before the thread loops make copies of it.
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
+  passes.addPass(llvm::AlwaysInlinerPass());
+  llvm::FunctionPassManager function;
+  function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  function.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
+  function.addPass(llvm::SimplifyCFGPass());
+  combine_instructions(function);
+  function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions()), llvm::LoopRotatePass(),
+                               llvm::LICMPass(llvm::LICMOptions()), llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/true)));
+  function.addPass(llvm::SimplifyCFGPass());
+  function.addPass(loop_passes(/*memory_ssa=*/false, llvm::IndVarSimplifyPass(), llvm::LoopDeletionPass(), llvm::LoopFullUnrollPass(3)));
+  function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  function.addPass(llvm::GVNPass());
+  combine_instructions(function);
+  function.addPass(llvm::DSEPass());
+  function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions())));
+  function.addPass(llvm::SimplifyCFGPass());
+  // Peeling leaves loops that do nothing; deleting them keeps the vectoriser off them.
+  function.addPass(loop_passes(/*memory_ssa=*/false, llvm::LoopRotatePass(), llvm::LoopDeletionPass()));
+  function.addPass(llvm::LoopVectorizePass());
+  combine_instructions(function);
+  function.addPass(llvm::SimplifyCFGPass());
+  function.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(3)));
+  function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions())));
+  function.addPass(llvm::SimplifyCFGPass());
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(function)));
+  // Functions the thread loops inlined everywhere still call the target's intrinsics, which only
+  // the block functions' code defines.
+  passes.addPass(llvm::GlobalDCEPass());
   add_last_passes(passes);
   return passes;
 }
@@ -57,32 +134,35 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager call_graph;
   llvm::ModuleAnalysisManager modules;
-  // Kernels vectorise across threads, in the loops over a block's threads; vectorising the
-  // straight-line code of one thread as well took a quarter of all optimisation time on a 1.8 MB
-  // libcusparse module and left the benchmark suite no faster.
-  llvm::PipelineTuningOptions tuning;
-  tuning.SLPVectorization = false;
   llvm::PassInstrumentationCallbacks instrumentation;
   if (cancelled)
     instrumentation.registerShouldRunOptionalPassCallback(
         [cancelled](llvm::StringRef, llvm::Any) { return !cancelled->load(std::memory_order_relaxed); });
+  // No SLP vectoriser in LLVM's default pipeline either: kernels vectorise across threads, and
+  // vectorising one thread's straight-line code as well took a quarter of the default pipeline's
+  // time on a 1.8 MB libcusparse module and left the benchmark suite no faster.
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = false;
   llvm::PassBuilder builder(&machine, tuning, std::nullopt, &instrumentation);
-  // After each instruction combination, once the lowering's registers have become values.
-  builder.registerPeepholeEPCallback([](llvm::FunctionPassManager& passes, llvm::OptimizationLevel) {
-    passes.addPass(RedundantNanCanonicalization());
-    passes.addPass(AddressArithmetic());
-  });
-  builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) { add_last_passes(passes); });
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(call_graph);
   builder.registerFunctionAnalyses(functions);
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, call_graph, modules);
-  llvm::ModulePassManager passes = optimization_level <= 0   ? builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
-                                   : optimization_level == 1 ? quick_pipeline()
-                                   : builder.buildPerModuleDefaultPipeline(optimization_level == 2 ? llvm::OptimizationLevel::O2
-                                                                                                   : llvm::OptimizationLevel::O3);
-  passes.run(module, modules);
+  if (optimization_level <= 0) {
+    builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0).run(module, modules);
+  } else if (optimization_level == 1) {
+    quick_pipeline().run(module, modules);
+  } else if (!machine.getTargetTriple().isAMDGPU()) {
+    optimizing_pipeline().run(module, modules);
+  } else {
+    // AMDGPU's own passes join LLVM's default pipeline through its TargetMachine's callbacks,
+    // and its code generator depends on them.
+    builder.registerPeepholeEPCallback([](llvm::FunctionPassManager& passes, llvm::OptimizationLevel) { add_cleanups(passes); });
+    builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) { add_last_passes(passes); });
+    builder.buildPerModuleDefaultPipeline(optimization_level == 2 ? llvm::OptimizationLevel::O2 : llvm::OptimizationLevel::O3)
+        .run(module, modules);
+  }
 }
 
 }  // namespace xcuda::ptx::host
