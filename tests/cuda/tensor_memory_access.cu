@@ -14,21 +14,25 @@
 //     tensor's row go out with the in-bounds elements of their piece;
 //   - reductions keep f32 subnormals; .inc and .dec take u32 elements, not s32; f32 takes .add
 //     but not .min or .max;
-//   - a box whose first coordinate is not on a 16-byte boundary, and a store or reduction at a
-//     negative coordinate, stop the kernel with an illegal instruction (the first is checked
-//     last here: the fault is sticky).
+//   - a box whose first coordinate is not on a 16-byte boundary, a store or reduction at a
+//     negative coordinate, .inc or .dec on s32 and .min or .max on f32 stop the kernel with an
+//     illegal instruction (each checked in a child process of its own: the fault is sticky).
 #include "check.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 constexpr int kBoxBytes = 16384;
 
@@ -557,15 +561,13 @@ void check_encoding_rules(void* global) {
 
 }  // namespace
 
-int main() {
+void find_encode() {
   cudaDriverEntryPointQueryResult found;
   CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", reinterpret_cast<void**>(&encode), 12000, cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || !encode) FAIL("cuTensorMapEncodeTiled was not found (%d)", static_cast<int>(found));
-  void* global;
-  CHECK(cudaMalloc(&global, 1 << 20));
-  check_encoding_rules(global);
-  CHECK(cudaFree(global));
+}
 
+bool kernels_have_sm90() {
   int* flag;
   int sm90 = 0;
   CHECK(cudaMalloc(&flag, sizeof(int)));
@@ -574,7 +576,77 @@ int main() {
   CHECK_LAUNCH();
   CHECK(cudaMemcpy(&sm90, flag, sizeof(int), cudaMemcpyDeviceToHost));
   CHECK(cudaFree(flag));
-  if (!sm90) {
+  return sm90 != 0;
+}
+
+// What stops a kernel with an illegal instruction on an H200. A fault stays with its context, so
+// each runs in a process of its own.
+enum class Fault { misaligned_box, negative_store, negative_reduction, signed_increment, signed_decrement, float_minimum, float_maximum };
+
+int run_fault(Fault which) {
+  find_encode();
+  if (!kernels_have_sm90()) return 0;
+  bool floats = which == Fault::float_minimum || which == Fault::float_maximum;
+  Tensor tensor = make_tensor(floats ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_INT32, 4, {37, 23}, {16, 8});
+  uint8_t *memory, *box;
+  int* status;
+  CHECK(cudaMalloc(&memory, tensor.bytes()));
+  CHECK(cudaMalloc(&box, kBoxBytes));
+  CHECK(cudaMalloc(&status, sizeof(int)));
+  CHECK(cudaMemset(memory, 0, tensor.bytes()));
+  CHECK(cudaMemset(box, 0, kBoxBytes));
+  CUtensorMap map;
+  if (encode_map(&map, tensor, memory) != CUDA_SUCCESS) FAIL("cuTensorMapEncodeTiled refused a valid map");
+  Copy inside{2, {8, 4}, 16 * 8 * 4};
+  Copy before_start{2, {-8, 4}, 16 * 8 * 4};
+  switch (which) {
+    case Fault::misaligned_box: load<<<1, 128, kBoxBytes>>>(map, Copy{2, {3, 0}, 16 * 8 * 4}, box, status); break;
+    case Fault::negative_store: store<<<1, 128>>>(map, before_start, kStore, box, status); break;
+    case Fault::negative_reduction: store<<<1, 128>>>(map, before_start, kReduceAdd, box, status); break;
+    case Fault::signed_increment: store<<<1, 128>>>(map, inside, kReduceInc, box, status); break;
+    case Fault::signed_decrement: store<<<1, 128>>>(map, inside, kReduceDec, box, status); break;
+    case Fault::float_minimum: store<<<1, 128>>>(map, inside, kReduceMin, box, status); break;
+    case Fault::float_maximum: store<<<1, 128>>>(map, inside, kReduceMax, box, status); break;
+  }
+  EXPECT_ERROR(cudaDeviceSynchronize(), cudaErrorIllegalInstruction);
+  return failures ? 1 : 0;
+}
+
+// Forks before this process touches CUDA: a context does not survive fork.
+void check_faults() {
+  const std::pair<Fault, const char*> cases[] = {
+      {Fault::misaligned_box, "a box not on a 16-byte boundary"},
+      {Fault::negative_store, "a store at a negative coordinate"},
+      {Fault::negative_reduction, "a reduction at a negative coordinate"},
+      {Fault::signed_increment, ".inc on s32"},
+      {Fault::signed_decrement, ".dec on s32"},
+      {Fault::float_minimum, ".min on f32"},
+      {Fault::float_maximum, ".max on f32"},
+  };
+  for (const auto& [which, what] : cases) {
+    if (skipped(what)) continue;
+    std::fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) FAIL("fork: %s", std::strerror(errno));
+    if (child == 0) std::exit(run_fault(which));
+    int status = 0;
+    if (waitpid(child, &status, 0) != child) FAIL("waitpid: %s", std::strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "%s: no illegal instruction (child status %d)\n", what, status);
+      ++failures;
+    }
+  }
+}
+
+int main() {
+  check_faults();
+  find_encode();
+  void* global;
+  CHECK(cudaMalloc(&global, 1 << 20));
+  check_encoding_rules(global);
+  CHECK(cudaFree(global));
+
+  if (!kernels_have_sm90()) {
     std::printf("tensor_memory_access: encoding rules ok; the copies need code for sm_90\n");
     return failures ? 1 : 0;
   }
@@ -635,22 +707,7 @@ int main() {
   check_store("2d f32 reduction .add past the end", make_tensor(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, {22, 10}, {8, 4}), {16, 8},
               kReduceAdd);
   if (!skipped("bulk reduction")) check_bulk_reduce();
-  // Last, as the fault is sticky: a box must start on a 16-byte boundary of its rows, and an
-  // H200 stops the kernel with an illegal instruction otherwise.
-  if (!skipped("misaligned")) {
-    T tensor = make_tensor(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, {37, 23}, {16, 8});
-    void* memory;
-    uint8_t* out;
-    int* status;
-    CHECK(cudaMalloc(&memory, tensor.bytes()));
-    CHECK(cudaMalloc(&out, kBoxBytes));
-    CHECK(cudaMalloc(&status, sizeof(int)));
-    CUtensorMap map;
-    if (encode_map(&map, tensor, memory) != CUDA_SUCCESS) FAIL("cuTensorMapEncodeTiled refused a valid map");
-    load<<<1, 128, kBoxBytes>>>(map, Copy{2, {3, 0}, 16 * 8 * 4}, out, status);
-    EXPECT_ERROR(cudaDeviceSynchronize(), cudaErrorIllegalInstruction);
-  }
   if (failures) return 1;
-  std::printf("tensor_memory_access: encoding rules, loads, stores, reductions and a misaligned box ok\n");
+  std::printf("tensor_memory_access: encoding rules, loads, stores, reductions and faults ok\n");
   return 0;
 }
