@@ -65,7 +65,7 @@ struct CompileOptions {
   std::string file_name = "<ptx>";  // used in diagnostics
   // 0..3. On the host, 1 is the quick first tier of the runtime's tiered compilation
   // (runtime/tier_up.h): only the passes that make the lowering's registers into values and fold
-  // what it repeats, and fast instruction selection. It compiles about four times faster than 3
+  // what it repeats, and fast instruction selection. It compiles about three times faster than 3
   // and its code runs several times slower.
   int optimization_level = 3;
   // Target::amdgpu: the processor (gfx1100, gfx90a, ...; wave32 on gfx10+, wave64 before) and
