@@ -5,9 +5,13 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "driver_check.h"
 
@@ -69,4 +73,18 @@ static void expect_near(const char* what, const T* got, const T* want, size_t n,
            tol);
     }
   }
+}
+
+// Runs `run` in a child process and answers whether it returned 0. A kernel fault is sticky, so
+// each fault a program provokes needs a process of its own; and a CUDA context does not survive
+// fork, so the parent calls this before it touches CUDA.
+template <typename Run>
+static bool succeeds_in_child(Run run) {
+  std::fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) FAIL("fork: %s", std::strerror(errno));
+  if (child == 0) std::exit(run());
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) FAIL("waitpid: %s", std::strerror(errno));
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -6,13 +6,8 @@
 // execution paths.
 #include "check.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cassert>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 
 __global__ void trap_kernel(int* data, int culprit) {
   data[threadIdx.x] = 1;
@@ -119,16 +114,9 @@ int main() {
                         Case::trap_after_counting,
                         Case::barrier_deadlock,
                         Case::warp_deadlock};
-  for (Case which : cases) {
-    std::fflush(stdout);
-    pid_t child = fork();
-    if (child < 0) FAIL("fork: %s", std::strerror(errno));
-    if (child == 0) std::exit(run_case(which));
-    int status = 0;
-    if (waitpid(child, &status, 0) != child) FAIL("waitpid: %s", std::strerror(errno));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      FAIL("case %d: the child process failed (status %d)", static_cast<int>(which), status);
-  }
+  for (Case which : cases)
+    if (!succeeds_in_child([which] { return run_case(which); }))
+      FAIL("case %d: the child process failed", static_cast<int>(which));
   std::printf(
       "kernel_faults: trap, wild store, assert and traps after barriers fail their launches as "
       "CUDA does\n");

@@ -7,10 +7,6 @@
 // process, since a fault ends the context), and istypep's answers are as an H200 gave them.
 #include "check.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -453,19 +449,11 @@ void check_faults() {
       {Fault::misaligned_dropped, cudaErrorMisalignedAddress},
       {Fault::misaligned_elements, cudaSuccess},
   };
-  for (const Case& c : cases) {
-    std::fflush(stdout);
-    pid_t child = fork();
-    if (child < 0) FAIL("fork: %s", std::strerror(errno));
-    if (child == 0) std::exit(run_fault(c.which, c.want));
-    int status = 0;
-    if (waitpid(child, &status, 0) != child) FAIL("waitpid: %s", std::strerror(errno));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::fprintf(stderr, "fault %d: the child process failed (status %d)\n",
-                   static_cast<int>(c.which), status);
+  for (const Case& c : cases)
+    if (!succeeds_in_child([&c] { return run_fault(c.which, c.want); })) {
+      std::fprintf(stderr, "fault %d: the child process failed\n", static_cast<int>(c.which));
       ++failures;
     }
-  }
 }
 
 __device__ unsigned kinds(unsigned long long handle) {
