@@ -94,6 +94,8 @@ llvm::ModulePassManager optimizing_pipeline() {
   // Each function once, before the thread loops make copies of it.
   passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
   passes.addPass(llvm::AlwaysInlinerPass());
+  // The simplification again, in -O3's order and with MemorySSA: each inlined copy now sees its
+  // region's resume point as a constant, and per-thread stores followed by loads of them.
   llvm::FunctionPassManager function;
   function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
   function.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
