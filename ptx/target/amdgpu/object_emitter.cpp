@@ -1,79 +1,16 @@
-// Code generation to a relocatable object, then lld's ELF driver, in-process, to make it the
-// shared object the HIP runtime loads (hipModuleLoadData wants a linked code object).
-#include <mutex>
-
-#include <lld/Common/Driver.h>
+// The AMDGPU module's last touches before code generation; the code object is then linked with
+// lld (target/object_file.h), since hipModuleLoadData wants a linked code object.
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Instructions.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
 
 #include "target/amdgpu/amdgpu_target.h"
-
-LLD_HAS_DRIVER(elf)
+#include "target/object_file.h"
 
 namespace xcuda::ptx::amdgpu {
 namespace {
 
 constexpr unsigned global_address_space = 1;
-
-// A file that is removed when it goes out of scope.
-class TemporaryFile {
- public:
-  TemporaryFile(const char* suffix, std::error_code& error) {
-    llvm::SmallString<128> path;
-    if (!error) error = llvm::sys::fs::createTemporaryFile("xcuda-amdgpu", suffix, path);
-    path_ = path.str().str();
-  }
-  ~TemporaryFile() {
-    if (!path_.empty()) llvm::sys::fs::remove(path_);
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  const char* path() const { return path_.c_str(); }
-
- private:
-  std::string path_;
-};
-
-// lld keeps global state: one link at a time in the process.
-std::mutex lld_mutex;
-
-std::vector<uint8_t> link_code_object(llvm::ArrayRef<char> object, DiagnosticSink& diagnostics) {
-  std::error_code error;
-  TemporaryFile input(".o", error);
-  TemporaryFile output(".hsaco", error);
-  if (!error) {
-    llvm::raw_fd_ostream stream(input.path(), error);
-    if (!error) stream.write(object.data(), object.size());
-  }
-  if (error) {
-    diagnostics.error(SourceLocation{0, 0}, "cannot write a temporary file to link the code object: " + error.message());
-    return {};
-  }
-  const char* arguments[] = {"ld.lld", "-shared", "--no-undefined", input.path(), "-o", output.path()};
-  std::string messages;
-  llvm::raw_string_ostream message_stream(messages);
-  lld::Result result{};
-  {
-    std::lock_guard lock(lld_mutex);
-    result = lld::lldMain(arguments, message_stream, message_stream, {{lld::Gnu, &lld::elf::link}});
-  }
-  if (result.retCode != 0) {
-    diagnostics.error(SourceLocation{0, 0}, "internal compiler error: lld cannot link the code object: " + messages);
-    return {};
-  }
-  auto linked = llvm::MemoryBuffer::getFile(output.path());
-  if (!linked) {
-    diagnostics.error(SourceLocation{0, 0}, "cannot read the linked code object: " + linked.getError().message());
-    return {};
-  }
-  return std::vector<uint8_t>((*linked)->getBufferStart(), (*linked)->getBufferEnd());
-}
 
 }  // namespace
 
@@ -123,15 +60,9 @@ void finish_module(llvm::Module& module, int code_object_version) {
 }
 
 std::vector<uint8_t> emit_code_object(llvm::Module& module, llvm::TargetMachine& machine, DiagnosticSink& diagnostics) {
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream stream(buffer);
-  llvm::legacy::PassManager passes;
-  if (machine.addPassesToEmitFile(passes, stream, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-    diagnostics.error(SourceLocation{0, 0}, "the AMDGPU target cannot emit object files");
-    return {};
-  }
-  passes.run(module);
-  return link_code_object(buffer, diagnostics);
+  std::vector<uint8_t> object = emit_object(module, machine, "AMDGPU", diagnostics);
+  if (object.empty()) return {};
+  return link_objects({&object, 1}, {"-shared", "--no-undefined"}, "the code object", diagnostics);
 }
 
 }  // namespace xcuda::ptx::amdgpu

@@ -48,6 +48,4 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
 void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level,
               const std::atomic<bool>* cancelled = nullptr);
 
-std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, DiagnosticSink& diagnostics);
-
 }  // namespace xcuda::ptx::host

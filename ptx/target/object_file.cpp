@@ -1,0 +1,95 @@
+#include "target/object_file.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <lld/Common/Driver.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+LLD_HAS_DRIVER(elf)
+
+namespace xcuda::ptx {
+namespace {
+
+// A file that is removed when it goes out of scope: lld reads and writes only files.
+class TemporaryFile {
+ public:
+  TemporaryFile(const char* suffix, std::error_code& error) {
+    llvm::SmallString<128> path;
+    if (!error) error = llvm::sys::fs::createTemporaryFile("xcuda-link", suffix, path);
+    path_ = path.str().str();
+  }
+  ~TemporaryFile() {
+    if (!path_.empty()) llvm::sys::fs::remove(path_);
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  const char* path() const { return path_.c_str(); }
+
+ private:
+  std::string path_;
+};
+
+// lld keeps global state: one link at a time in the process.
+std::mutex lld_mutex;
+
+}  // namespace
+
+std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, std::string_view target,
+                                 DiagnosticSink& diagnostics) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    diagnostics.error(SourceLocation{0, 0}, "the " + std::string(target) + " target cannot emit object files");
+    return {};
+  }
+  passes.run(module);
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+std::vector<uint8_t> link_objects(std::span<const std::vector<uint8_t>> objects, std::initializer_list<const char*> options,
+                                  std::string_view what, DiagnosticSink& diagnostics) {
+  std::error_code error;
+  std::vector<std::unique_ptr<TemporaryFile>> inputs;
+  for (const std::vector<uint8_t>& object : objects) {
+    inputs.push_back(std::make_unique<TemporaryFile>(".o", error));
+    if (error) break;
+    llvm::raw_fd_ostream stream(inputs.back()->path(), error);
+    if (!error) stream.write(reinterpret_cast<const char*>(object.data()), object.size());
+  }
+  TemporaryFile output(".o", error);
+  if (error) {
+    diagnostics.error(SourceLocation{0, 0}, "cannot write a temporary file to link " + std::string(what) + ": " + error.message());
+    return {};
+  }
+  std::vector<const char*> arguments{"ld.lld"};
+  arguments.insert(arguments.end(), options.begin(), options.end());
+  for (const auto& input : inputs) arguments.push_back(input->path());
+  arguments.insert(arguments.end(), {"-o", output.path()});
+  std::string messages;
+  llvm::raw_string_ostream message_stream(messages);
+  lld::Result result{};
+  {
+    std::lock_guard lock(lld_mutex);
+    result = lld::lldMain(arguments, message_stream, message_stream, {{lld::Gnu, &lld::elf::link}});
+  }
+  if (result.retCode != 0) {
+    diagnostics.error(SourceLocation{0, 0}, "internal compiler error: lld cannot link " + std::string(what) + ": " + messages);
+    return {};
+  }
+  auto linked = llvm::MemoryBuffer::getFile(output.path());
+  if (!linked) {
+    diagnostics.error(SourceLocation{0, 0}, "cannot read the linked " + std::string(what) + ": " + linked.getError().message());
+    return {};
+  }
+  return std::vector<uint8_t>((*linked)->getBufferStart(), (*linked)->getBufferEnd());
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,29 @@
+// What both targets do last: LLVM's code generator to a relocatable ELF object, and lld's ELF
+// driver, in-process, to link objects.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "diagnostics.h"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace xcuda::ptx {
+
+// An empty vector and a diagnostic naming `target` when the machine cannot emit objects.
+std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, std::string_view target,
+                                 DiagnosticSink& diagnostics);
+
+// Links `objects` with lld's ELF driver and `options` ("-r", or "-shared" and its company).
+// `what` names the result in a diagnostic when lld refuses.
+std::vector<uint8_t> link_objects(std::span<const std::vector<uint8_t>> objects, std::initializer_list<const char*> options,
+                                  std::string_view what, DiagnosticSink& diagnostics);
+
+}  // namespace xcuda::ptx
