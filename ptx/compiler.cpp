@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <span>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,20 +15,35 @@
 
 #include "check/checker.h"
 #include "diagnostics.h"
+#include "kernel_selection.h"
 #include "lower/layout.h"
 #include "lower/module_lowering.h"
 #include "parse/parser.h"
 #include "target/amdgpu/amdgpu_target.h"
 #include "target/host/fiber_block_function.h"
 #include "target/host/host_target.h"
+#include "target/object_file.h"
 
 namespace xcuda::ptx {
 namespace {
 
+struct Compilation;
+
+struct Pass {
+  const char* name;
+  void (*run)(Compilation& compilation);
+};
+
 // Everything the passes hand each other.
 struct Compilation {
+  Compilation(std::span<const Pass> pipeline, std::string_view text, const CompileOptions& options, bool variables_elsewhere)
+      : pipeline(pipeline), text(text), options(options), variables_elsewhere(variables_elsewhere), diagnostics(options.file_name) {}
+
+  std::span<const Pass> pipeline;  // the passes this compilation runs
   std::string_view text;
   const CompileOptions& options;
+  bool variables_elsewhere;  // a share of the module other than the first (host_compile_in_shares)
+  bool finished = false;     // the remaining passes have nothing to do
   DiagnosticSink diagnostics;
   Module syntax;
   SharedLayout shared;
@@ -40,30 +56,13 @@ struct Compilation {
 
 void parse(Compilation& compilation) { compilation.syntax = parse_module(compilation.text, compilation.diagnostics); }
 
-// Every name a statement mentions: operands (a call's callee and a function's address taken by
-// mov both appear as names) and address initialisers.
-template <typename Visit>
-void visit_names(const Operand& operand, const Visit& visit) {
-  visit(operand.name);
-  for (const Operand& element : operand.elements) visit_names(element, visit);
-}
-
-template <typename Visit>
-void visit_names(const VariableDeclaration& declaration, const Visit& visit) {
-  for (const InitialValue& value : declaration.initializer) visit(value.symbol);
-}
-
-template <typename Visit>
-void visit_names(const Statement& statement, const Visit& visit) {
-  if (const auto* instruction = std::get_if<Instruction>(&statement))
-    for (const Operand& operand : instruction->operands) visit_names(operand, visit);
-  if (const auto* declaration = std::get_if<VariableDeclaration>(&statement))
-    visit_names(*declaration, visit);
-}
-
 // CompileOptions::kernels: drops every function the chosen kernels cannot reach. Module variables
-// all stay, and so may name functions (a table of function pointers); those stay too.
+// all stay, and so may name functions (a table of function pointers); those stay too. A share of
+// a module compiled on a thread other than the first declares the module's variables, and the
+// first defines them.
 void select_kernels(Compilation& compilation) {
+  if (compilation.variables_elsewhere)
+    for (VariableDeclaration& variable : compilation.syntax.variables) variable.is_extern = true;
   const std::vector<std::string>& chosen = compilation.options.kernels;
   if (chosen.empty()) return;
   std::vector<Function>& functions = compilation.syntax.functions;
@@ -71,29 +70,7 @@ void select_kernels(Compilation& compilation) {
     if (std::none_of(functions.begin(), functions.end(),
                      [&](const Function& function) { return function.is_entry && function.name == name; }))
       compilation.diagnostics.error(SourceLocation{0, 0}, "no kernel named '" + name + "'");
-  // A prototype and its definition share a name: reaching the name keeps both.
-  std::unordered_multimap<std::string_view, const Function*> by_name;
-  for (const Function& function : functions) by_name.emplace(function.name, &function);
-  std::unordered_multimap<std::string_view, std::string_view> aliasees;
-  for (const FunctionAlias& alias : compilation.syntax.aliases) aliasees.emplace(alias.alias, alias.aliasee);
-  std::unordered_set<std::string> reached;
-  std::vector<std::string_view> pending;
-  auto reach = [&](std::string_view name) {
-    if (by_name.contains(name) && reached.emplace(name).second) pending.push_back(name);
-  };
-  for (const std::string& name : chosen) reach(name);
-  for (const VariableDeclaration& variable : compilation.syntax.variables)
-    visit_names(variable, reach);
-  while (!pending.empty()) {
-    std::string_view name = pending.back();
-    pending.pop_back();
-    // `.alias a, b;`: calls to a run b's body.
-    auto [first_aliasee, last_aliasee] = aliasees.equal_range(name);
-    for (auto aliasee = first_aliasee; aliasee != last_aliasee; ++aliasee) reach(aliasee->second);
-    auto [first, last] = by_name.equal_range(name);
-    for (auto entry = first; entry != last; ++entry)
-      for (const Statement& statement : entry->second->body) visit_names(statement, reach);
-  }
+  std::unordered_set<std::string> reached = reachable_functions(compilation.syntax, chosen);
   std::vector<Function> kept;
   for (Function& function : functions)
     if (reached.contains(function.name)) kept.push_back(std::move(function));
@@ -159,18 +136,52 @@ void dump_unoptimized_ir(Compilation& compilation) { write_ir(compilation, ".uno
 
 void dump_optimized_ir(Compilation& compilation) { write_ir(compilation, ".optimized.ll"); }
 
+CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_text, const CompileOptions& options,
+                         bool variables_elsewhere = false);
+
+// CompileOptions::threads: each thread compiles a share of the kernels from the text up, as lazy
+// loading compiles one kernel (parsing again costs less than copying the checked module), and
+// the shares' objects are linked into one. The first share defines the module's variables.
+void host_compile_in_shares(Compilation& compilation) {
+  const CompileOptions& options = compilation.options;
+  if (options.threads <= 1 || !options.ir_dump_prefix.empty()) return;
+  std::vector<std::vector<std::string>> shares = share_out_kernels(compilation.syntax, options.threads);
+  if (shares.size() <= 1) return;
+  std::vector<CompileResult> results(shares.size());
+  {
+    std::vector<std::jthread> threads;
+    for (size_t index = 0; index < shares.size(); ++index)
+      threads.emplace_back([&, index] {
+        CompileOptions share = options;
+        share.kernels = std::move(shares[index]);
+        share.threads = 1;
+        results[index] = run_passes(compilation.pipeline, compilation.text, share, /*variables_elsewhere=*/index > 0);
+      });
+  }
+  // Shares that reach the same module-scope problem each report it.
+  std::unordered_set<std::string> reported;
+  std::vector<std::vector<uint8_t>> objects;
+  std::unordered_map<std::string, KernelInfo> kernels;
+  for (CompileResult& result : results) {
+    for (Diagnostic& diagnostic : result.diagnostics)
+      if (reported.insert(diagnostic.to_string()).second) compilation.diagnostics.add(std::move(diagnostic));
+    objects.push_back(std::move(result.object));
+    for (KernelInfo& kernel : result.module.kernels) kernels[kernel.name] = std::move(kernel);
+  }
+  if (compilation.diagnostics.has_errors()) return;
+  compilation.object = link_objects(objects, {"-r"}, "the module's shares", compilation.diagnostics);
+  // Each share describes its kernels as it compiled them (the stack its block function needs).
+  for (KernelInfo& kernel : compilation.info.kernels) kernel = std::move(kernels.at(kernel.name));
+  compilation.finished = true;
+}
+
 void host_optimize(Compilation& compilation) {
   host::optimize(*compilation.ir, *compilation.machine, compilation.options.optimization_level, compilation.options.cancelled);
 }
 
 void host_emit_object(Compilation& compilation) {
-  compilation.object = host::emit_object(*compilation.ir, *compilation.machine, compilation.diagnostics);
+  compilation.object = emit_object(*compilation.ir, *compilation.machine, "host", compilation.diagnostics);
 }
-
-struct Pass {
-  const char* name;
-  void (*run)(Compilation& compilation);
-};
 
 // The whole compiler, in order. A pass that reports a problem ends the run after it, so the
 // user sees every problem of the earliest stage that found any.
@@ -179,6 +190,7 @@ constexpr Pass host_pipeline[] = {
     {"select kernels", select_kernels},
     {"check", check},
     {"lay out memory", lay_out},
+    {"host: compile in shares on threads", host_compile_in_shares},
     {"lower to LLVM IR", lower},
     {"verify", verify},
     {"host: target machine", host_target_machine},
@@ -296,9 +308,10 @@ std::string Diagnostic::to_string() const {
 
 namespace {
 
-CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_text, const CompileOptions& options) {
+CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_text, const CompileOptions& options,
+                         bool variables_elsewhere) {
   CompileResult result;
-  Compilation compilation{ptx_text, options, DiagnosticSink(options.file_name), {}, {}, {}, {}, {}, {}, {}};
+  Compilation compilation(pipeline, ptx_text, options, variables_elsewhere);
   const char* current = "start";
   try {
     for (const Pass& pass : pipeline) {
@@ -311,7 +324,7 @@ CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_te
       pass.run(compilation);
       std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
       result.pass_times.push_back({pass.name, elapsed.count()});
-      if (compilation.diagnostics.has_errors()) break;
+      if (compilation.diagnostics.has_errors() || compilation.finished) break;
     }
   } catch (const std::exception& error) {
     compilation.diagnostics.error(SourceLocation{0, 0}, std::string("internal compiler error in ") + current + ": " + error.what());

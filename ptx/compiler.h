@@ -76,6 +76,9 @@ struct CompileOptions {
   // The .entry kernels to compile, with the functions they reach; empty compiles them all. Lazy
   // loading compiles one kernel at a time, so a launch never waits for the module's others.
   std::vector<std::string> kernels;
+  // Host: at most this many threads, each compiling a share of a large module's kernels; their
+  // objects are linked into one, of the same code. Not with an IR dump, which shows one module.
+  unsigned threads = 1;
   // When set, the LLVM IR goes to PREFIX.unoptimized.ll and PREFIX.optimized.ll (XCUDA_DUMP_DIR).
   std::string ir_dump_prefix;
   // When given and it turns true, the compile skips its remaining optimisations and stops before

@@ -16,6 +16,8 @@ class DiagnosticSink {
   void error(SourceLocation location, std::string message) {
     diagnostics_.push_back(Diagnostic{file_name_, location.line, location.column, std::move(message)});
   }
+  // One found by another compile (a share of the module on another thread).
+  void add(Diagnostic diagnostic) { diagnostics_.push_back(std::move(diagnostic)); }
   bool has_errors() const { return !diagnostics_.empty(); }
   std::vector<Diagnostic> take() { return std::move(diagnostics_); }
 

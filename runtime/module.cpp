@@ -1,6 +1,8 @@
 #include "runtime/module.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "runtime/cache_dump.h"
 #include "runtime/code_cache.h"
@@ -43,7 +45,12 @@ bool Function::loaded() { return module_.kernel_loaded(info_.name); }
 
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base) {
-  if (!info.globals.empty() || info.kernels.empty()) return {base};
+  if (!info.globals.empty() || info.kernels.empty()) {
+    // One unit, so every kernel waits for all: a large module's compile in shares on threads.
+    ptx::CompileOptions whole = base;
+    whole.threads = std::max(1u, std::thread::hardware_concurrency());
+    return {whole};
+  }
   std::vector<ptx::CompileOptions> units(info.kernels.size(), base);
   for (size_t index = 0; index < units.size(); ++index)
     units[index].kernels = {info.kernels[index].name};

@@ -2,6 +2,8 @@
 // look inside fatbins.
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "ptx/compiler.h"
@@ -23,10 +26,11 @@ constexpr std::string_view usage =
     "usage:\n"
     "  xcuda run [--backend host|hip] -- PROGRAM [ARGUMENTS...]\n"
     "                                         run a CUDA program on xcuda's libcuda.so.1\n"
-    "  xcuda compile --target host [-O0|-O1|-O2|-O3] FILE.ptx -o OUTPUT.o\n"
+    "  xcuda compile --target host [-O0|-O1|-O2|-O3] [-j THREADS] FILE.ptx -o OUTPUT.o\n"
     "  xcuda compile --target gfx90a [--code-object 4|5] FILE.ptx -o OUTPUT.hsaco\n"
     "                                         compile PTX; report every problem as file:line:col;\n"
-    "                                         -O3 by default, -O1 the runtime's quick first tier\n"
+    "                                         -O3 by default, -O1 the runtime's quick first tier;\n"
+    "                                         a large module on every hardware thread by default\n"
     "  xcuda compile --check FILE.ptx         only parse, check and lower to LLVM IR; write nothing\n"
     "        [--time-passes] [--emit-llvm PREFIX]   print each pass's time; write PREFIX.{un,}optimized.ll\n"
     "  xcuda info                             list the backend, its devices and the code cache\n"
@@ -82,6 +86,7 @@ int compile(int argc, char** argv) {
   std::string input, output, target = "host", code_object = "5";
   bool check_only = false, time_passes = false;
   int optimization_level = 3;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string ir_prefix;
   for (int index = 0; index < argc; ++index) {
     std::string_view argument = argv[index];
@@ -91,7 +96,12 @@ int compile(int argc, char** argv) {
     else if (argument == "--emit-llvm" && index + 1 < argc) ir_prefix = argv[++index];
     else if (argument == "--target" && index + 1 < argc) target = argv[++index];
     else if (argument == "--code-object" && index + 1 < argc) code_object = argv[++index];
-    else if (argument.size() == 3 && argument.starts_with("-O") && argument[2] >= '0' && argument[2] <= '3')
+    else if (argument == "-j" && index + 1 < argc) {
+      std::string_view count = argv[++index];
+      auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), threads);
+      if (error != std::errc() || end != count.data() + count.size() || threads == 0 || threads > 1024)
+        return fail_usage("-j takes a number of threads from 1 to 1024");
+    } else if (argument.size() == 3 && argument.starts_with("-O") && argument[2] >= '0' && argument[2] <= '3')
       optimization_level = argument[2] - '0';
     else if (!argument.empty() && argument[0] != '-' && input.empty()) input = argument;
     else return fail_usage("unexpected argument '" + std::string(argument) + "'");
@@ -114,6 +124,7 @@ int compile(int argc, char** argv) {
   options.file_name = input;
   options.ir_dump_prefix = ir_prefix;
   options.optimization_level = optimization_level;
+  options.threads = threads;
   xcuda::ptx::CompileResult result =
       check_only ? xcuda::ptx::check_and_lower(text, options) : xcuda::ptx::compile(text, options);
   if (time_passes)

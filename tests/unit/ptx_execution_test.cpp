@@ -35,16 +35,47 @@ std::vector<std::string> kernel_files() {
   return files;
 }
 
-// Each PTX file, compiled without optimisation and with the full O3 pipeline.
-using KernelsCase = std::tuple<std::string, int>;
+// A kernel of 4 000 additions, which makes a module large enough for the compiler to share its
+// kernels out among threads (CompileOptions::threads), with the largest alone in the first share.
+// It reads a module variable and calls a function that kernels.ptx's own kernels call too.
+constexpr int padding_additions = 4000;
+
+std::string padding_kernel() {
+  std::string text = R"(
+.visible .entry share_padding(.param .u64 share_padding_out)
+{
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [share_padding_out];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.const.f32 %f1, [coefficients+4];
+  {
+  .param .b32 param0;
+  st.param.f32 [param0+0], %f1;
+  .param .b32 retval0;
+  call.uni (retval0), _Z4cubef, (param0);
+  ld.param.f32 %f2, [retval0+0];
+  }
+)";
+  for (int index = 0; index < padding_additions; ++index) text += "  add.f32 %f2, %f2, 0f3F800000;\n";
+  return text + "  st.global.f32 [%rd2], %f2;\n  ret;\n}\n";
+}
+
+// Each PTX file, compiled without optimisation and with the full O3 pipeline, on one thread and
+// on two (with the padding kernel).
+using KernelsCase = std::tuple<std::string, int, unsigned>;
 
 class KernelsTest : public ::testing::TestWithParam<KernelsCase> {
  protected:
   void SetUp() override {
+    auto [file, optimization_level, threads] = GetParam();
     auto& loaded = modules()[GetParam()];
-    if (!loaded) loaded = std::make_unique<LoadedModule>(read_file(std::get<0>(GetParam())), std::get<1>(GetParam()));
+    if (!loaded) loaded = std::make_unique<LoadedModule>(read_file(file) + (threads > 1 ? padding_kernel() : ""), optimization_level, threads);
     module_ = loaded.get();
     ASSERT_TRUE(module_->ok()) << module_->diagnostics_text();
+    if (threads > 1) {
+      ASSERT_EQ(module_->pass_times().back().pass, "host: compile in shares on threads");
+    }
   }
 
   static std::map<KernelsCase, std::unique_ptr<LoadedModule>>& modules() {
@@ -54,6 +85,16 @@ class KernelsTest : public ::testing::TestWithParam<KernelsCase> {
 
   LoadedModule* module_ = nullptr;
 };
+
+TEST_P(KernelsTest, TheLargestKernelOfAModuleInSharesSeesTheOthersVariablesAndFunctions) {
+  if (std::get<2>(GetParam()) == 1) GTEST_SKIP() << "the module is whole on one thread";
+  float result = 0;
+  ParameterBuffer parameters(module_->kernel("share_padding"));
+  parameters.set(0, &result);
+  module_->launch("share_padding", {1, 1, 1}, {1, 1, 1}, parameters);
+  // cube(coefficients[1]) = 2^3, then each addition of 1 is exact.
+  EXPECT_EQ(result, 8.0f + padding_additions);
+}
 
 TEST_P(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
   const int n = 1000;
@@ -333,14 +374,24 @@ TEST_P(KernelsTest, ScanWithBarriersInsideALoop) {
   EXPECT_EQ(data, expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::Combine(::testing::ValuesIn(kernel_files()), ::testing::Values(0, 3)),
+// Every file without optimisation and with it, and the committed one in shares on two threads too.
+std::vector<KernelsCase> kernel_cases() {
+  std::vector<KernelsCase> cases;
+  for (const std::string& file : kernel_files())
+    for (int optimization_level : {0, 3}) cases.emplace_back(file, optimization_level, 1);
+  for (int optimization_level : {0, 3}) cases.emplace_back(kernel_files().front(), optimization_level, 2);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::ValuesIn(kernel_cases()),
                          [](const ::testing::TestParamInfo<KernelsCase>& info) {
                            const std::string& path = std::get<0>(info.param);
                            std::string name = path.substr(path.find_last_of('/') + 1);
                            name = name.substr(0, name.find('.'));
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name + "_O" + std::to_string(std::get<1>(info.param));
+                           return name + "_O" + std::to_string(std::get<1>(info.param)) + "_threads" +
+                                  std::to_string(std::get<2>(info.param));
                          });
 
 }  // namespace

@@ -36,10 +36,11 @@ std::vector<PrintfCall>& LoadedModule::printed() {
   return calls;
 }
 
-LoadedModule::LoadedModule(std::string_view ptx, int optimization_level) {
+LoadedModule::LoadedModule(std::string_view ptx, int optimization_level, unsigned threads) {
   CompileOptions options;
   options.file_name = "test.ptx";
   options.optimization_level = optimization_level;
+  options.threads = threads;
   result_ = compile(ptx, options);
   if (!result_.ok()) return;
   llvm::InitializeNativeTarget();

@@ -40,14 +40,16 @@ struct PrintfCall {
 
 class LoadedModule {
  public:
-  // Compiles `ptx` and links the object; check `diagnostics()` when `ok()` is false.
-  explicit LoadedModule(std::string_view ptx, int optimization_level = 3);
+  // Compiles `ptx` (CompileOptions::threads: `threads`) and links the object; check
+  // `diagnostics()` when `ok()` is false.
+  explicit LoadedModule(std::string_view ptx, int optimization_level = 3, unsigned threads = 1);
   ~LoadedModule();
 
   bool ok() const { return ok_; }
   const std::vector<Diagnostic>& diagnostics() const { return result_.diagnostics; }
   std::string diagnostics_text() const;
   const ModuleInfo& info() const { return result_.module; }
+  const std::vector<PassTime>& pass_times() const { return result_.pass_times; }
   const KernelInfo& kernel(std::string_view name) const;
   void* global(std::string_view name) const;
 

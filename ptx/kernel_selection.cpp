@@ -1,0 +1,115 @@
+#include "kernel_selection.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string_view>
+#include <unordered_map>
+
+namespace xcuda::ptx {
+namespace {
+
+// Below this many statements a share costs more than its thread saves: each share parses the
+// whole text again, and -O3 compiles some 4 000 statements a second.
+constexpr size_t minimum_share_statements = 2000;
+
+// Every name a statement mentions: operands (a call's callee and a function's address taken by
+// mov both appear as names) and address initialisers.
+template <typename Visit>
+void visit_names(const Operand& operand, const Visit& visit) {
+  visit(operand.name);
+  for (const Operand& element : operand.elements) visit_names(element, visit);
+}
+
+template <typename Visit>
+void visit_names(const VariableDeclaration& declaration, const Visit& visit) {
+  for (const InitialValue& value : declaration.initializer) visit(value.symbol);
+}
+
+template <typename Visit>
+void visit_names(const Statement& statement, const Visit& visit) {
+  if (const auto* instruction = std::get_if<Instruction>(&statement))
+    for (const Operand& operand : instruction->operands) visit_names(operand, visit);
+  if (const auto* declaration = std::get_if<VariableDeclaration>(&statement))
+    visit_names(*declaration, visit);
+}
+
+// A function's name as an operand of anything but a call's callee.
+bool takes_function_addresses(const Module& module) {
+  std::unordered_set<std::string_view> functions;
+  for (const Function& function : module.functions) functions.insert(function.name);
+  bool taken = false;
+  auto visit = [&](const std::string& name) { taken = taken || functions.contains(name); };
+  for (const Function& function : module.functions)
+    for (const Statement& statement : function.body) {
+      const auto* instruction = std::get_if<Instruction>(&statement);
+      if (instruction == nullptr) continue;
+      // call [.uni] (results), callee, (arguments)[, prototype]: the callee follows the results.
+      std::span<const Operand> operands = instruction->operands;
+      if (instruction->opcode == "call") {
+        size_t callee = !operands.empty() && operands.front().kind == Operand::Kind::list ? 1 : 0;
+        if (callee < operands.size()) operands = operands.subspan(callee + 1);
+      }
+      for (const Operand& operand : operands) visit_names(operand, visit);
+      if (taken) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+std::unordered_set<std::string> reachable_functions(const Module& module, std::span<const std::string> kernels) {
+  // A prototype and its definition share a name: reaching the name keeps both.
+  std::unordered_multimap<std::string_view, const Function*> by_name;
+  for (const Function& function : module.functions) by_name.emplace(function.name, &function);
+  std::unordered_multimap<std::string_view, std::string_view> aliasees;
+  for (const FunctionAlias& alias : module.aliases) aliasees.emplace(alias.alias, alias.aliasee);
+  std::unordered_set<std::string> reached;
+  std::vector<std::string_view> pending;
+  auto reach = [&](std::string_view name) {
+    if (by_name.contains(name) && reached.emplace(name).second) pending.push_back(name);
+  };
+  for (const std::string& name : kernels) reach(name);
+  for (const VariableDeclaration& variable : module.variables) visit_names(variable, reach);
+  while (!pending.empty()) {
+    std::string_view name = pending.back();
+    pending.pop_back();
+    // `.alias a, b;`: calls to a run b's body.
+    auto [first_aliasee, last_aliasee] = aliasees.equal_range(name);
+    for (auto aliasee = first_aliasee; aliasee != last_aliasee; ++aliasee) reach(aliasee->second);
+    auto [first, last] = by_name.equal_range(name);
+    for (auto entry = first; entry != last; ++entry)
+      for (const Statement& statement : entry->second->body) visit_names(statement, reach);
+  }
+  return reached;
+}
+
+std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned count) {
+  std::vector<std::string> kernels;
+  for (const Function& function : module.functions)
+    if (function.is_entry && function.has_body) kernels.push_back(function.name);
+  std::unordered_map<std::string_view, size_t> statements;
+  for (const Function& function : module.functions) statements[function.name] += function.body.size();
+  std::vector<size_t> sizes;
+  for (const std::string& kernel : kernels) {
+    size_t size = 0;
+    for (const std::string& name : reachable_functions(module, {&kernel, 1})) size += statements[name];
+    sizes.push_back(size);
+  }
+  size_t total = std::accumulate(sizes.begin(), sizes.end(), size_t{0});
+  size_t shares = std::min<size_t>({count, kernels.size(), total / minimum_share_statements});
+  if (shares <= 1 || takes_function_addresses(module)) return {kernels};
+  std::vector<size_t> order(kernels.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t left, size_t right) { return sizes[left] > sizes[right]; });
+  std::vector<size_t> load(shares, 0), share_of(kernels.size());
+  for (size_t index : order) {
+    size_t lightest = std::min_element(load.begin(), load.end()) - load.begin();
+    load[lightest] += sizes[index];
+    share_of[index] = lightest;
+  }
+  std::vector<std::vector<std::string>> result(shares);
+  for (size_t index = 0; index < kernels.size(); ++index) result[share_of[index]].push_back(kernels[index]);
+  return result;
+}
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,24 @@
+// Which functions a choice of kernels needs, and how to share a module's kernels out among
+// threads (CompileOptions::kernels and CompileOptions::threads).
+#pragma once
+
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "parse/ast.h"
+
+namespace xcuda::ptx {
+
+// The functions `kernels` reach through calls, taken addresses and aliases, and those the module's
+// variables name (a table of function pointers), by name.
+std::unordered_set<std::string> reachable_functions(const Module& module, std::span<const std::string> kernels);
+
+// The module's kernels in up to `count` shares of about equal size, largest first into the
+// lightest share, in their order in the module within each share. One share when threads would
+// gain nothing: a small module, or one whose code takes a function's address (each share compiles
+// its own copy of the functions it reaches, and the copies' addresses would differ).
+std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned count);
+
+}  // namespace xcuda::ptx

@@ -1,0 +1,109 @@
+// How the compiler shares a module's kernels out among threads (CompileOptions::threads), and
+// what the shares' compile reports.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "compiler.h"
+#include "diagnostics.h"
+#include "kernel_selection.h"
+#include "parse/parser.h"
+
+namespace xcuda::ptx {
+namespace {
+
+std::string header() { return ".version 8.0\n.target sm_80\n.address_size 64\n"; }
+
+// A kernel of `statements` additions, calling `callee` first when one is named.
+std::string kernel(const std::string& name, int statements, const std::string& callee = "") {
+  std::string text = ".visible .entry " + name + "()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\n";
+  if (!callee.empty()) text += "  call.uni " + callee + ", ();\n";
+  for (int index = 0; index < statements; ++index) text += "  add.u32 %r1, %r1, 1;\n";
+  return text + "  ret;\n}\n";
+}
+
+std::string helper() { return ".func helper()\n{\n  ret;\n}\n"; }
+
+Module parsed(const std::string& text) {
+  DiagnosticSink diagnostics("test.ptx");
+  Module module = parse_module(text, diagnostics);
+  EXPECT_FALSE(diagnostics.has_errors());
+  return module;
+}
+
+TEST(KernelShares, LargeKernelsAreSharedOutLargestFirstIntoTheLightestShare) {
+  Module module = parsed(header() + kernel("small", 1000) + kernel("large", 5000) + kernel("middle", 3000) +
+                         kernel("other", 2000));
+  auto shares = share_out_kernels(module, 2);
+  // large (5000) to the first; middle (3000) and other (2000) to the second; small (1000) to the
+  // first, the earlier of two equally light. Each share keeps the module's order.
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_EQ(shares[0], std::vector<std::string>({"small", "large"}));
+  EXPECT_EQ(shares[1], std::vector<std::string>({"middle", "other"}));
+}
+
+TEST(KernelShares, ASmallModuleStaysWhole) {
+  Module module = parsed(header() + kernel("first", 900) + kernel("second", 900));
+  EXPECT_EQ(share_out_kernels(module, 8).size(), 1u);
+}
+
+TEST(KernelShares, NoMoreSharesThanThreadsOrKernels) {
+  Module module = parsed(header() + kernel("first", 3000) + kernel("second", 3000) + kernel("third", 3000));
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
+  EXPECT_EQ(share_out_kernels(module, 16).size(), 3u);
+  EXPECT_EQ(share_out_kernels(module, 1).size(), 1u);
+}
+
+TEST(KernelShares, CallingAFunctionFromTwoSharesIsFine) {
+  Module module = parsed(header() + helper() + kernel("first", 3000, "helper") + kernel("second", 3000, "helper"));
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
+}
+
+// Each share compiles its own copy of a function: two copies, two addresses.
+TEST(KernelShares, TakingAFunctionsAddressKeepsTheModuleWhole) {
+  std::string taker = ".visible .entry taker(.param .u64 out)\n{\n  .reg .b64 %rd<3>;\n  ld.param.u64 %rd1, [out];\n"
+                      "  mov.u64 %rd2, helper;\n  st.global.u64 [%rd1], %rd2;\n  ret;\n}\n";
+  Module module = parsed(header() + helper() + taker + kernel("first", 3000, "helper") + kernel("second", 3000));
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 1u);
+}
+
+TEST(KernelShares, ReachableFunctionsFollowCallsAndVariables) {
+  std::string table = ".global .u64 table[1] = {helper};\n";
+  Module module = parsed(header() + ".func unused()\n{\n  ret;\n}\n" + helper() + table + kernel("first", 1));
+  auto reached = reachable_functions(module, std::vector<std::string>{"first"});
+  EXPECT_TRUE(reached.contains("first"));
+  EXPECT_TRUE(reached.contains("helper"));
+  EXPECT_FALSE(reached.contains("unused"));
+}
+
+// Each share lowers the module's variables; one that cannot be lowered is reported once.
+TEST(KernelShares, AProblemEveryShareFindsIsReportedOnce) {
+  CompileOptions options;
+  options.file_name = "test.ptx";
+  options.threads = 2;
+  CompileResult result = compile(header() + ".local .b32 private_word;\n" + kernel("first", 3000) + kernel("second", 3000), options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.pass_times.back().pass, "host: compile in shares on threads");
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_NE(result.diagnostics[0].message.find(".local variables are not supported"), std::string::npos) << result.diagnostics[0].to_string();
+  EXPECT_EQ(result.diagnostics[0].line, 4u);
+}
+
+TEST(KernelShares, SharesGiveTheSameKernelsInTheModulesOrder) {
+  CompileOptions options;
+  options.threads = 3;
+  std::string text = header() + kernel("first", 2500) + kernel("second", 2500) + kernel("third", 2500);
+  CompileResult shared = compile(text, options);
+  ASSERT_TRUE(shared.ok()) << shared.diagnostics.front().to_string();
+  EXPECT_EQ(shared.pass_times.back().pass, "host: compile in shares on threads");
+  options.threads = 1;
+  CompileResult whole = compile(text, options);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(shared.module.kernels.size(), 3u);
+  for (size_t index = 0; index < 3; ++index) EXPECT_EQ(shared.module.kernels[index].name, whole.module.kernels[index].name);
+  EXPECT_FALSE(shared.object.empty());
+}
+
+}  // namespace
+}  // namespace xcuda::ptx
