@@ -18,6 +18,7 @@
 #include "kernel_selection.h"
 #include "lower/layout.h"
 #include "lower/module_lowering.h"
+#include "parse/excerpt.h"
 #include "parse/parser.h"
 #include "target/amdgpu/amdgpu_target.h"
 #include "target/host/fiber_block_function.h"
@@ -54,7 +55,17 @@ struct Compilation {
   std::vector<uint8_t> object;
 };
 
-void parse(Compilation& compilation) { compilation.syntax = parse_module(compilation.text, compilation.diagnostics); }
+// For a choice of kernels, only the text they need (parse/excerpt.h). Should the excerpt not
+// parse, the whole text does, and its problems are the ones reported.
+void parse(Compilation& compilation) {
+  if (!compilation.options.kernels.empty())
+    if (std::optional<std::string> excerpt = excerpt_for_kernels(compilation.text, compilation.options.kernels)) {
+      DiagnosticSink diagnostics(compilation.options.file_name);
+      compilation.syntax = parse_module(*excerpt, diagnostics);
+      if (!diagnostics.has_errors()) return;
+    }
+  compilation.syntax = parse_module(compilation.text, compilation.diagnostics);
+}
 
 // CompileOptions::kernels: drops every function the chosen kernels cannot reach. Module variables
 // all stay, and so may name functions (a table of function pointers); those stay too. A share of

@@ -26,11 +26,12 @@ constexpr std::string_view usage =
     "usage:\n"
     "  xcuda run [--backend host|hip] -- PROGRAM [ARGUMENTS...]\n"
     "                                         run a CUDA program on xcuda's libcuda.so.1\n"
-    "  xcuda compile --target host [-O0|-O1|-O2|-O3] [-j THREADS] FILE.ptx -o OUTPUT.o\n"
+    "  xcuda compile --target host [-O0|-O1|-O2|-O3] [-j THREADS] [--kernel NAME]... FILE.ptx -o OUTPUT.o\n"
     "  xcuda compile --target gfx90a [--code-object 4|5] FILE.ptx -o OUTPUT.hsaco\n"
     "                                         compile PTX; report every problem as file:line:col;\n"
     "                                         -O3 by default, -O1 the runtime's quick first tier;\n"
-    "                                         a large module on every hardware thread by default\n"
+    "                                         a large module on every hardware thread by default;\n"
+    "                                         only the kernels named, as lazy loading compiles one\n"
     "  xcuda compile --check FILE.ptx         only parse, check and lower to LLVM IR; write nothing\n"
     "        [--time-passes] [--emit-llvm PREFIX]   print each pass's time; write PREFIX.{un,}optimized.ll\n"
     "  xcuda info                             list the backend, its devices and the code cache\n"
@@ -88,6 +89,7 @@ int compile(int argc, char** argv) {
   int optimization_level = 3;
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::string ir_prefix;
+  std::vector<std::string> kernels;
   for (int index = 0; index < argc; ++index) {
     std::string_view argument = argv[index];
     if (argument == "-o" && index + 1 < argc) output = argv[++index];
@@ -95,6 +97,7 @@ int compile(int argc, char** argv) {
     else if (argument == "--time-passes") time_passes = true;
     else if (argument == "--emit-llvm" && index + 1 < argc) ir_prefix = argv[++index];
     else if (argument == "--target" && index + 1 < argc) target = argv[++index];
+    else if (argument == "--kernel" && index + 1 < argc) kernels.push_back(argv[++index]);
     else if (argument == "--code-object" && index + 1 < argc) code_object = argv[++index];
     else if (argument == "-j" && index + 1 < argc) {
       std::string_view count = argv[++index];
@@ -125,6 +128,7 @@ int compile(int argc, char** argv) {
   options.ir_dump_prefix = ir_prefix;
   options.optimization_level = optimization_level;
   options.threads = threads;
+  options.kernels = kernels;
   xcuda::ptx::CompileResult result =
       check_only ? xcuda::ptx::check_and_lower(text, options) : xcuda::ptx::compile(text, options);
   if (time_passes)

@@ -86,8 +86,10 @@ class KernelsTest : public ::testing::TestWithParam<KernelsCase> {
   LoadedModule* module_ = nullptr;
 };
 
-TEST_P(KernelsTest, TheLargestKernelOfAModuleInSharesSeesTheOthersVariablesAndFunctions) {
-  if (std::get<2>(GetParam()) == 1) GTEST_SKIP() << "the module is whole on one thread";
+// The module with the padding kernel, compiled in shares.
+class ModuleInSharesTest : public KernelsTest {};
+
+TEST_P(ModuleInSharesTest, TheLargestKernelSeesTheOtherSharesVariablesAndFunctions) {
   float result = 0;
   ParameterBuffer parameters(module_->kernel("share_padding"));
   parameters.set(0, &result);
@@ -374,25 +376,27 @@ TEST_P(KernelsTest, ScanWithBarriersInsideALoop) {
   EXPECT_EQ(data, expected);
 }
 
-// Every file without optimisation and with it, and the committed one in shares on two threads too.
-std::vector<KernelsCase> kernel_cases() {
+// Every file without optimisation and with it, on one thread; and the committed one in shares on
+// two threads too.
+std::vector<KernelsCase> kernel_cases(unsigned threads) {
   std::vector<KernelsCase> cases;
-  for (const std::string& file : kernel_files())
-    for (int optimization_level : {0, 3}) cases.emplace_back(file, optimization_level, 1);
-  for (int optimization_level : {0, 3}) cases.emplace_back(kernel_files().front(), optimization_level, 2);
+  for (const std::string& file : threads == 1 ? kernel_files() : std::vector<std::string>{kernel_files().front()})
+    for (int optimization_level : {0, 3}) cases.emplace_back(file, optimization_level, threads);
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::ValuesIn(kernel_cases()),
-                         [](const ::testing::TestParamInfo<KernelsCase>& info) {
-                           const std::string& path = std::get<0>(info.param);
-                           std::string name = path.substr(path.find_last_of('/') + 1);
-                           name = name.substr(0, name.find('.'));
-                           for (char& c : name)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return name + "_O" + std::to_string(std::get<1>(info.param)) + "_threads" +
-                                  std::to_string(std::get<2>(info.param));
-                         });
+std::string case_name(const ::testing::TestParamInfo<KernelsCase>& info) {
+  const std::string& path = std::get<0>(info.param);
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  name = name.substr(0, name.find('.'));
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name + "_O" + std::to_string(std::get<1>(info.param)) + "_threads" + std::to_string(std::get<2>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(NvccOutput, KernelsTest, ::testing::ValuesIn(kernel_cases(1)), case_name);
+INSTANTIATE_TEST_SUITE_P(InShares, KernelsTest, ::testing::ValuesIn(kernel_cases(2)), case_name);
+INSTANTIATE_TEST_SUITE_P(InShares, ModuleInSharesTest, ::testing::ValuesIn(kernel_cases(2)), case_name);
 
 }  // namespace
 }  // namespace xcuda::ptx::testing
