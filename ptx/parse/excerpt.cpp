@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace xcuda::ptx {
@@ -119,7 +120,10 @@ std::optional<std::string> excerpt_for_kernels(std::string_view text, std::span<
     if (!(*items)[index].function.empty()) definitions.emplace((*items)[index].function, index);
   std::vector<bool> kept(items->size(), false);
   std::vector<size_t> pending;
+  // Each name's definitions are looked at once, however often bodies mention it.
+  std::unordered_set<std::string_view> reached;
   auto reach = [&](std::string_view name) {
+    if (!definitions.contains(name) || !reached.insert(name).second) return;
     auto [first, last] = definitions.equal_range(name);
     for (auto definition = first; definition != last; ++definition)
       if (!kept[definition->second]) {
