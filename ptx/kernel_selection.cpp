@@ -55,32 +55,49 @@ bool takes_function_addresses(const Module& module) {
   return false;
 }
 
+// The module's functions by name, built once for any number of walks.
+class CallGraph {
+ public:
+  explicit CallGraph(const Module& module) {
+    for (const Function& function : module.functions) by_name_.emplace(function.name, &function);
+    for (const FunctionAlias& alias : module.aliases) aliasees_.emplace(alias.alias, alias.aliasee);
+  }
+
+  // The functions `roots` name, and every function those reach.
+  template <typename Roots>
+  std::unordered_set<std::string> reach(const Roots& roots) const {
+    std::unordered_set<std::string> reached;
+    std::vector<std::string_view> pending;
+    // A prototype and its definition share a name: reaching the name keeps both.
+    auto reach = [&](std::string_view name) {
+      if (by_name_.contains(name) && reached.emplace(name).second) pending.push_back(name);
+    };
+    roots(reach);
+    while (!pending.empty()) {
+      std::string_view name = pending.back();
+      pending.pop_back();
+      // `.alias a, b;`: calls to a run b's body.
+      auto [first_aliasee, last_aliasee] = aliasees_.equal_range(name);
+      for (auto aliasee = first_aliasee; aliasee != last_aliasee; ++aliasee) reach(aliasee->second);
+      auto [first, last] = by_name_.equal_range(name);
+      for (auto entry = first; entry != last; ++entry)
+        for (const Statement& statement : entry->second->body) visit_names(statement, reach);
+    }
+    return reached;
+  }
+
+ private:
+  std::unordered_multimap<std::string_view, const Function*> by_name_;
+  std::unordered_multimap<std::string_view, std::string_view> aliasees_;
+};
+
 }  // namespace
 
 std::unordered_set<std::string> reachable_functions(const Module& module, std::span<const std::string> kernels) {
-  // A prototype and its definition share a name: reaching the name keeps both.
-  std::unordered_multimap<std::string_view, const Function*> by_name;
-  for (const Function& function : module.functions) by_name.emplace(function.name, &function);
-  std::unordered_multimap<std::string_view, std::string_view> aliasees;
-  for (const FunctionAlias& alias : module.aliases) aliasees.emplace(alias.alias, alias.aliasee);
-  std::unordered_set<std::string> reached;
-  std::vector<std::string_view> pending;
-  auto reach = [&](std::string_view name) {
-    if (by_name.contains(name) && reached.emplace(name).second) pending.push_back(name);
-  };
-  for (const std::string& name : kernels) reach(name);
-  for (const VariableDeclaration& variable : module.variables) visit_names(variable, reach);
-  while (!pending.empty()) {
-    std::string_view name = pending.back();
-    pending.pop_back();
-    // `.alias a, b;`: calls to a run b's body.
-    auto [first_aliasee, last_aliasee] = aliasees.equal_range(name);
-    for (auto aliasee = first_aliasee; aliasee != last_aliasee; ++aliasee) reach(aliasee->second);
-    auto [first, last] = by_name.equal_range(name);
-    for (auto entry = first; entry != last; ++entry)
-      for (const Statement& statement : entry->second->body) visit_names(statement, reach);
-  }
-  return reached;
+  return CallGraph(module).reach([&](const auto& reach) {
+    for (const std::string& name : kernels) reach(name);
+    for (const VariableDeclaration& variable : module.variables) visit_names(variable, reach);
+  });
 }
 
 std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned count) {
@@ -89,10 +106,13 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
     if (function.is_entry && function.has_body) kernels.push_back(function.name);
   std::unordered_map<std::string_view, size_t> statements;
   for (const Function& function : module.functions) statements[function.name] += function.body.size();
+  // A kernel's size: its statements and those of the functions it calls. What the module's
+  // variables name goes to every share alike, so it is left out.
+  CallGraph graph(module);
   std::vector<size_t> sizes;
   for (const std::string& kernel : kernels) {
     size_t size = 0;
-    for (const std::string& name : reachable_functions(module, {&kernel, 1})) size += statements[name];
+    for (const std::string& name : graph.reach([&](const auto& reach) { reach(kernel); })) size += statements[name];
     sizes.push_back(size);
   }
   size_t total = std::accumulate(sizes.begin(), sizes.end(), size_t{0});
