@@ -64,22 +64,12 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
   return std::nullopt;
 }
 
-// The k elements of row `row` of A (m × k, row-major) and of column `column` of B (k × n,
-// row-major) that one element of D is the dot product of.
-struct DotOperands {
-  std::vector<Value*> a, b;
-};
-DotOperands dot_operands(FunctionLowering& lowering, llvm::AllocaInst* a_matrix, llvm::AllocaInst* b_matrix, llvm::Type* type, Value* row,
-                         Value* column, uint32_t k, uint32_t n) {
+// The places in the gathered matrices where the row of A (m × k, row-major) and the column of B
+// (k × n, row-major) that one element of D is the dot product of begin.
+std::pair<Value*, Value*> dot_rows(FunctionLowering& lowering, llvm::AllocaInst* a_matrix, llvm::AllocaInst* b_matrix, Value* row,
+                                   Value* column, uint32_t k) {
   auto& builder = lowering.builder();
-  DotOperands operands;
-  for (uint32_t step = 0; step < k; ++step) {
-    Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(k)), builder.getInt32(step));
-    Value* b_index = builder.CreateAdd(builder.getInt32(step * n), column);
-    operands.a.push_back(builder.CreateLoad(type, array_element(lowering, a_matrix, a_index)));
-    operands.b.push_back(builder.CreateLoad(type, array_element(lowering, b_matrix, b_index)));
-  }
-  return operands;
+  return {array_element(lowering, a_matrix, builder.CreateMul(row, builder.getInt32(k))), array_element(lowering, b_matrix, column)};
 }
 
 // mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c.
@@ -135,24 +125,18 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   llvm::AllocaInst* a_matrix = gather(lowering, a_registers, input_bits, form->a.layout, form->m, form->k);
   llvm::AllocaInst* b_matrix = gather(lowering, b_registers, input_bits, form->b.layout, form->k, form->n);
   Value* lane = lane_id(lowering);
-  llvm::Type* input_type = builder.getIntNTy(input_bits);
+  DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
   std::vector<Value*> results;
   Value* group = builder.CreateLShr(lane, 2);
   Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
   for (uint32_t index = 0; index < form->accumulators; ++index) {
     Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
     Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
-    auto [a, b] = dot_operands(lowering, a_matrix, b_matrix, input_type, row, column, form->k, form->n);
+    auto [a, b] = dot_rows(lowering, a_matrix, b_matrix, row, column, form->k);
     Value* c_register = c_registers[index / per_accumulator_register];
     Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
                                    builder.getIntNTy(accumulator_bits));
-    switch (form->input) {
-      case Element::f64: results.push_back(double_dot(lowering, a, b, c)); break;
-      case Element::s8: case Element::u8:
-        results.push_back(integer_dot(lowering, a, b, c, types[1] == Element::s8, types[2] == Element::s8, has_word(instruction, "satfinite")));
-        break;
-      default: results.push_back(tensor_core_dot(lowering, a, b, c, types[1], types[2], form->accumulator)); break;
-    }
+    results.push_back(call_dot(lowering, dot, a, b, c));
   }
   for (size_t destination = 0; destination < destinations.size(); ++destination) {
     Value* word = builder.getIntN(accumulator_register_bits, 0);
@@ -292,7 +276,6 @@ void lower_wmma_access(FunctionLowering& lowering, const Instruction& instructio
 // .dtype.atype.btype.ctype, with .satfinite for integers. The fragments hold their matrices
 // whatever layout they were loaded from, so .alayout and .blayout change nothing.
 void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) {
-  auto& builder = lowering.builder();
   std::optional<WmmaShape> shape = wmma_shape(lowering, instruction);
   if (!shape) return;
   std::vector<Element> types = written_elements(instruction);
@@ -334,29 +317,14 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
   auto b_all = gather(lowering, share(*b_registers, b_matrix), element_bits(b_matrix.element),
                       [&](uint32_t lane, uint32_t index) { return b_matrix.position(lane, index); }, b_matrix.rows, b_matrix.columns);
   std::vector<Value*> c = read_fragment(lowering, *c_registers, c_matrix);
-  llvm::Type* input_type = builder.getIntNTy(element_bits(input));
+  // The H200 computes .tf32 m16n16k8 as two steps of k = 4, the first's sum truncated to .f32 as
+  // an mma.sync's would be (fitted to the conformance recordings).
+  DotForm dot{types[1], types[2], types[0], shape->k, shape->n, input == Element::tf32 ? 4 : shape->k, has_word(instruction, "satfinite")};
   std::vector<Value*> results;
   for (uint32_t index = 0; index < c_matrix.per_lane(); ++index) {
     auto [row, column] = element_position(lowering, c_matrix, index);
-    auto [a, b] = dot_operands(lowering, a_all, b_all, input_type, row, column, shape->k, shape->n);
-    switch (input) {
-      case Element::f64: results.push_back(double_dot(lowering, a, b, c[index])); break;
-      case Element::s8: case Element::u8:
-        results.push_back(integer_dot(lowering, a, b, c[index], types[1] == Element::s8, types[2] == Element::s8,
-                                      has_word(instruction, "satfinite")));
-        break;
-      default: {
-        // The H200 computes .tf32 m16n16k8 as two steps of k = 4, the first's sum truncated to
-        // .f32 as an mma.sync's would be (fitted to the conformance recordings).
-        size_t step = input == Element::tf32 ? 4 : a.size();
-        Value* sum = c[index];
-        for (size_t first = 0; first < a.size(); first += step)
-          sum = tensor_core_dot(lowering, std::span(a).subspan(first, step), std::span(b).subspan(first, step), sum,
-                                types[1], types[2], types[0]);
-        results.push_back(sum);
-        break;
-      }
-    }
+    auto [a, b] = dot_rows(lowering, a_all, b_all, row, column, shape->k);
+    results.push_back(call_dot(lowering, dot, a, b, c[index]));
   }
   write_fragment(lowering, *d_registers, c_matrix, results);
 }

@@ -1,22 +1,36 @@
 #include "lower/tensor_core.h"
 
+#include <functional>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
+#include "lower/module_lowering.h"
 
 namespace xcuda::ptx::tensor_core {
 
 using llvm::Value;
 
+namespace {
+
+constexpr std::pair<std::string_view, Element> element_names[] = {
+    {"f16", Element::f16}, {"bf16", Element::bf16}, {"tf32", Element::tf32}, {"f64", Element::f64},
+    {"s8", Element::s8},   {"u8", Element::u8},     {"e4m3", Element::e4m3}, {"e5m2", Element::e5m2},
+    {"f32", Element::f32}, {"s32", Element::s32},
+};
+
+std::string_view name_of(Element element) {
+  for (const auto& [word, named] : element_names)
+    if (named == element) return word;
+  return "";
+}
+
+}  // namespace
+
 std::optional<Element> element_named(std::string_view name) {
-  constexpr std::pair<std::string_view, Element> names[] = {
-      {"f16", Element::f16}, {"bf16", Element::bf16}, {"tf32", Element::tf32}, {"f64", Element::f64},
-      {"s8", Element::s8},   {"u8", Element::u8},     {"e4m3", Element::e4m3}, {"e5m2", Element::e5m2},
-      {"f32", Element::f32}, {"s32", Element::s32},
-  };
-  for (const auto& [word, element] : names)
+  for (const auto& [word, element] : element_names)
     if (word == name) return element;
   return std::nullopt;
 }
@@ -39,6 +53,28 @@ std::vector<Element> written_elements(const Instruction& instruction) {
   return elements;
 }
 
+// for (i32 index = 0; index < count; ++index) body(index), at the builder's place, which it
+// leaves after the loop.
+void counted_loop(FunctionLowering& lowering, uint32_t count, const std::function<void(Value* index)>& body) {
+  auto& builder = lowering.builder();
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  llvm::BasicBlock* before = builder.GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(lowering.context(), "loop", function);
+  auto* done = llvm::BasicBlock::Create(lowering.context(), "loop.done", function);
+  builder.CreateBr(loop);
+  builder.SetInsertPoint(loop);
+  llvm::PHINode* index = builder.CreatePHI(builder.getInt32Ty(), 2);
+  index->addIncoming(builder.getInt32(0), before);
+  body(index);
+  Value* next = builder.CreateAdd(index, builder.getInt32(1));
+  index->addIncoming(next, builder.GetInsertBlock());
+  builder.CreateCondBr(builder.CreateICmpULT(next, builder.getInt32(count)), loop, done);
+  builder.SetInsertPoint(done);
+}
+
+// Each lane copies the warp's offers as they come, and then places their elements in one loop
+// over a table of where each goes: unrolled, placing a warp's m16n8k16 fragments of A and B
+// alone took 384 stores per copy of the code.
 llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
                          AnyLayout layout, uint32_t rows, uint32_t columns) {
   auto& builder = lowering.builder();
@@ -47,25 +83,52 @@ llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& 
   uint32_t register_bits = registers[0]->getType()->getIntegerBitWidth();
   uint32_t per_register = register_bits / bits;
   uint32_t per_offer = 64 / register_bits;
-  for (size_t first = 0; first < registers.size(); first += per_offer) {
+  auto offers = static_cast<uint32_t>((registers.size() + per_offer - 1) / per_offer);
+  llvm::AllocaInst* words = thread_array(lowering, builder.getInt64Ty(), offers * warp_size);
+  // For each element of each lane's fragment: the word that carries it, its shift there, and
+  // its place in the matrix.
+  std::vector<uint16_t> word_of, place_of;
+  std::vector<uint8_t> shift_of;
+  for (uint32_t offer_index = 0; offer_index < offers; ++offer_index) {
+    uint32_t first = offer_index * per_offer;
     Value* offer = builder.getInt64(0);
     for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
       Value* word = builder.CreateZExt(registers[first + slot], builder.getInt64Ty());
       offer = builder.CreateOr(offer, builder.CreateShl(word, slot * register_bits));
     }
     exchange(lowering, offer, builder.getInt32(~0u));
+    counted_loop(lowering, warp_size, [&](Value* lane) {
+      Value* word_index = builder.CreateAdd(lane, builder.getInt32(offer_index * warp_size));
+      builder.CreateStore(peer(lowering, lane), array_element(lowering, words, word_index));
+    });
     for (uint32_t lane = 0; lane < warp_size; ++lane) {
-      Value* offered = peer(lowering, builder.getInt32(lane));
-      for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
+      uint32_t word_index = offer_index * warp_size + lane;
+      for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot)
         for (uint32_t part = 0; part < per_register; ++part) {
-          uint32_t index = static_cast<uint32_t>(first + slot) * per_register + part;
-          Position position = layout(lane, index);
-          Value* element = builder.CreateTrunc(builder.CreateLShr(offered, slot * register_bits + part * bits), element_type);
-          builder.CreateStore(element, array_element(lowering, matrix, builder.getInt32(position.row * columns + position.column)));
+          Position position = layout(lane, (first + slot) * per_register + part);
+          word_of.push_back(static_cast<uint16_t>(word_index));
+          shift_of.push_back(static_cast<uint8_t>(slot * register_bits + part * bits));
+          place_of.push_back(static_cast<uint16_t>(position.row * columns + position.column));
         }
-      }
     }
   }
+  llvm::Module& module = lowering.module().target();
+  auto table = [&](llvm::Constant* contents) {
+    return new llvm::GlobalVariable(module, contents->getType(), true, llvm::GlobalValue::PrivateLinkage, contents, "xcuda.fragment_places");
+  };
+  llvm::GlobalVariable* word_table = table(llvm::ConstantDataArray::get(lowering.context(), word_of));
+  llvm::GlobalVariable* shift_table = table(llvm::ConstantDataArray::get(lowering.context(), shift_of));
+  llvm::GlobalVariable* place_table = table(llvm::ConstantDataArray::get(lowering.context(), place_of));
+  counted_loop(lowering, static_cast<uint32_t>(place_of.size()), [&](Value* element) {
+    auto entry = [&](llvm::GlobalVariable* table, llvm::Type* type) {
+      Value* address = builder.CreateGEP(table->getValueType(), table, {builder.getInt32(0), element});
+      return builder.CreateZExt(builder.CreateLoad(type, address), builder.getInt32Ty());
+    };
+    Value* word = builder.CreateLoad(builder.getInt64Ty(), array_element(lowering, words, entry(word_table, builder.getInt16Ty())));
+    Value* shift = builder.CreateZExt(entry(shift_table, builder.getInt8Ty()), builder.getInt64Ty());
+    Value* value = builder.CreateTrunc(builder.CreateLShr(word, shift), element_type);
+    builder.CreateStore(value, array_element(lowering, matrix, entry(place_table, builder.getInt16Ty())));
+  });
   return matrix;
 }
 
@@ -234,6 +297,8 @@ Value* tensor_core_dot(FunctionLowering& lowering, std::span<Value* const> a, st
   return builder.CreateSelect(is_nan, llvm::ConstantInt::get(bits_type, magnitude_mask), result);
 }
 
+namespace {
+
 // .f64: a chain of IEEE fused multiply-adds in k order, starting from C, as the H200 recordings
 // of tests/conformance show. A NaN result is the first NaN among B's element, the running sum
 // and A's element, quieted; an invalid operation (∞·0, ∞ - ∞) gives 0xFFF8000000000000.
@@ -255,6 +320,8 @@ Value* double_dot(FunctionLowering& lowering, std::span<Value* const> a, std::sp
   return builder.CreateBitCast(sum, builder.getInt64Ty());
 }
 
+}  // namespace
+
 // .s8/.u8 with .s32 accumulators: exact, wrapping modulo 2^32 or, with .satfinite, clamped.
 Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
                    bool a_signed, bool b_signed, bool saturate) {
@@ -270,6 +337,50 @@ Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::s
     sum = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, sum, builder.getInt64(INT32_MAX));
   }
   return builder.CreateTrunc(sum, builder.getInt32Ty());
+}
+
+Value* call_dot(FunctionLowering& lowering, const DotForm& form, Value* a_row, Value* b_column, Value* c) {
+  auto& builder = lowering.builder();
+  llvm::Module& module = lowering.module().target();
+  std::string name = "xcuda.tensor_core.dot." + std::string(name_of(form.a_type)) + "." + std::string(name_of(form.b_type)) + "." +
+                     std::string(name_of(form.accumulator)) + ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step) +
+                     ".stride" + std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "");
+  // The per-thread matrices lie in the target's address space for them.
+  for (Value* pointer : {a_row, b_column}) name += ".p" + std::to_string(pointer->getType()->getPointerAddressSpace());
+  llvm::Function* dot = module.getFunction(name);
+  if (dot == nullptr) {
+    auto* type = llvm::FunctionType::get(c->getType(), {a_row->getType(), b_column->getType(), c->getType()}, false);
+    dot = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+    dot->addFnAttr(llvm::Attribute::NoInline);
+    dot->setDoesNotThrow();
+    dot->setWillReturn();
+    dot->setNoSync();
+    dot->setMemoryEffects(llvm::MemoryEffects::argMemOnly(llvm::ModRefInfo::Ref));
+    for (unsigned pointer : {0u, 1u}) {
+      dot->addParamAttr(pointer, llvm::Attribute::NoCapture);
+      dot->addParamAttr(pointer, llvm::Attribute::ReadOnly);
+    }
+    llvm::IRBuilderBase::InsertPointGuard guard(builder);
+    builder.SetInsertPoint(llvm::BasicBlock::Create(lowering.context(), "entry", dot));
+    llvm::Type* element = builder.getIntNTy(element_bits(form.a_type));
+    std::vector<Value*> a, b;
+    for (uint32_t term = 0; term < form.k; ++term) {
+      a.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot->getArg(0), term)));
+      b.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot->getArg(1), term * form.b_stride)));
+    }
+    Value* sum = dot->getArg(2);
+    if (form.a_type == Element::f64) {
+      sum = double_dot(lowering, a, b, sum);
+    } else if (is_byte(form.a_type)) {
+      sum = integer_dot(lowering, a, b, sum, form.a_type == Element::s8, form.b_type == Element::s8, form.saturate);
+    } else {
+      for (uint32_t first = 0; first < form.k; first += form.step)
+        sum = tensor_core_dot(lowering, std::span(a).subspan(first, form.step), std::span(b).subspan(first, form.step), sum,
+                              form.a_type, form.b_type, form.accumulator);
+    }
+    builder.CreateRet(sum);
+  }
+  return builder.CreateCall(dot, {a_row, b_column, c});
 }
 
 }  // namespace xcuda::ptx::tensor_core

@@ -85,13 +85,24 @@ llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<llvm::Val
 std::vector<llvm::Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits);
 
 // D = C + Σ A·B for one element, with A, B and C as bits of their element types and D as bits of
-// the accumulator's: floating-point inputs as tensor_core.cpp describes, .f64 as a chain of fused
-// multiply-adds, .s8/.u8 exactly.
+// the accumulator's: floating-point inputs as tensor_core.cpp describes, .s8/.u8 exactly.
 llvm::Value* tensor_core_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
                              llvm::Value* c, Element a_type, Element b_type, Element accumulator);
-llvm::Value* double_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
-                        llvm::Value* c);
 llvm::Value* integer_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
                          llvm::Value* c, bool a_signed, bool b_signed, bool saturate);
+
+// One element of an mma.sync's or a wmma.mma's D, from a row of A whose k elements are
+// consecutive and a column of B whose elements lie `b_stride` apart.
+struct DotForm {
+  Element a_type, b_type, accumulator;
+  uint32_t k, b_stride;
+  uint32_t step;  // the terms a tensor core sums at once: k, but 4 for wmma's .tf32
+  bool saturate;  // .satfinite, for .s8/.u8
+};
+// D = C + Σ A·B as above (.f64 as a chain of fused multiply-adds), through a call to the module's
+// function for `form`, made on first use. Inline, each element's sum is a few hundred
+// instructions, copied per element, per instruction and per thread loop of the host target;
+// one m16n8k16 mma.sync made 6 000, and a module of six of them compiled for 10 s.
+llvm::Value* call_dot(FunctionLowering& lowering, const DotForm& form, llvm::Value* a_row, llvm::Value* b_column, llvm::Value* c);
 
 }  // namespace xcuda::ptx::tensor_core
