@@ -501,6 +501,20 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
 }
 
 
+// Whether `blocks` call a function that stays a call and has no vector forms: the lowering's
+// helpers kept out of line, and functions that are not inlined. The vectoriser cannot widen
+// such a call, so a warp's lanes would never become vectors there.
+bool has_unwidenable_call(const std::vector<const llvm::BasicBlock*>& blocks) {
+  return std::any_of(blocks.begin(), blocks.end(), [](const llvm::BasicBlock* block) {
+    return std::any_of(block->begin(), block->end(), [](const llvm::Instruction& instruction) {
+      const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+      const llvm::Function* callee = call != nullptr ? call->getCalledFunction() : nullptr;
+      return callee != nullptr && !callee->isDeclaration() && !callee->hasFnAttribute(llvm::Attribute::AlwaysInline) &&
+             !call->hasFnAttr("vector-function-abi-variant");
+    });
+  });
+}
+
 // Whether a thread running the region of `blocks` from its first may come back to a block.
 bool has_cycle(const std::vector<const llvm::BasicBlock*>& blocks) {
   enum class Visit { open, closed };
@@ -647,15 +661,15 @@ std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& original) {
           .getCallee());
   cut_around_loops(kernel, barrier);
   ResumableKernel result = split(kernel, CutPoints{barrier, nullptr});
-  // The vectoriser takes no loop with a loop inside; threads that part ways would need rounds,
-  // which run one thread at a time.
+  // The vectoriser takes no loop with a loop inside, nor one with a call it cannot widen;
+  // threads that part ways would need rounds, which run one thread at a time.
   bool whole = true;
   for (Region& region : result.regions) {
     std::vector<const llvm::BasicBlock*> blocks = region_blocks(region_start(*result.function, region.resume_point));
     region.warp_lanes = std::any_of(blocks.begin(), blocks.end(), [](const llvm::BasicBlock* block) {
       return std::any_of(block->begin(), block->end(), [](const llvm::Instruction& instruction) { return is_lane_exchange(instruction); });
     });
-    whole = whole && region.exit != RegionExit::per_thread && !(region.warp_lanes && has_cycle(blocks));
+    whole = whole && region.exit != RegionExit::per_thread && !(region.warp_lanes && (has_cycle(blocks) || has_unwidenable_call(blocks)));
   }
   if (whole) return result;
   result.function->eraseFromParent();

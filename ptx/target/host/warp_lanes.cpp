@@ -20,7 +20,6 @@ using llvm::Value;
 
 constexpr const char* lane_exchange = "xcuda.lanes.exchange";
 constexpr const char* lane_peer = "xcuda.lanes.peer";
-constexpr const char* switch_prefix = "__xcuda_warp_lanes.";
 constexpr const char* atomic_prefix = "xcuda.lanes.atomic.";
 
 // The vector forms: NAME.v32 for a warp whose lanes all run the call, NAME.v32m with the mask
@@ -310,7 +309,7 @@ bool is_lane_exchange(const llvm::Instruction& instruction) {
 Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name) {
   llvm::Module& module = *builder.GetInsertBlock()->getModule();
   auto* byte = builder.getInt8Ty();
-  auto* on = llvm::cast<llvm::GlobalVariable>(module.getOrInsertGlobal(switch_prefix + block_name, byte));
+  auto* on = llvm::cast<llvm::GlobalVariable>(module.getOrInsertGlobal(warp_lanes_switch_prefix + block_name, byte));
   on->setInitializer(llvm::ConstantInt::get(byte, 1));
   return builder.CreateICmpNE(builder.CreateLoad(byte, on), builder.getInt8(0));
 }
@@ -322,6 +321,7 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
   // What the vectoriser left scalar: the warp path of its kernel cannot run.
   bool left_outside_block_functions = false;
   std::vector<llvm::Function*> scalar_forms;
+  std::vector<llvm::GlobalVariable*> switched_off;
   for (const char* name : {lane_exchange, lane_peer}) {
     llvm::Function* scalar = module.getFunction(name);
     if (scalar == nullptr) continue;
@@ -330,7 +330,7 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
       const auto* call = llvm::dyn_cast<llvm::CallInst>(user);
       if (call == nullptr) continue;
       std::string caller = call->getFunction()->getName().str();
-      if (auto* on = module.getNamedGlobal(switch_prefix + caller)) on->setInitializer(llvm::ConstantInt::get(on->getValueType(), 0));
+      if (auto* on = module.getNamedGlobal(warp_lanes_switch_prefix + caller)) switched_off.push_back(on);
       else left_outside_block_functions = true;
     }
   }
@@ -338,7 +338,20 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
   // to be whole.
   if (left_outside_block_functions)
     for (llvm::GlobalVariable& global : module.globals())
-      if (global.getName().starts_with(switch_prefix)) global.setInitializer(llvm::ConstantInt::get(global.getValueType(), 0));
+      if (global.getName().starts_with(warp_lanes_switch_prefix)) switched_off.push_back(&global);
+  // A switch that is off stays off: its warp path is dead code, which would cost as much to
+  // compile as the rest of the kernel.
+  std::sort(switched_off.begin(), switched_off.end());
+  switched_off.erase(std::unique(switched_off.begin(), switched_off.end()), switched_off.end());
+  for (llvm::GlobalVariable* on : switched_off) {
+    for (llvm::User* user : llvm::make_early_inc_range(on->users())) {
+      auto* load = llvm::cast<llvm::LoadInst>(user);
+      changed.push_back(load->getFunction());
+      load->replaceAllUsesWith(llvm::ConstantInt::get(on->getValueType(), 0));
+      load->eraseFromParent();
+    }
+    on->eraseFromParent();
+  }
   for (llvm::Function* scalar : scalar_forms) {
     if (scalar->use_empty()) {
       scalar->eraseFromParent();

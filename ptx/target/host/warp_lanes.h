@@ -8,7 +8,8 @@
 // Whether the vectoriser managed is known only after optimisation. Each kernel's block function
 // therefore keeps the region-by-region code too, and takes the warp path only while the
 // kernel's switch (an external global, so the optimiser cannot assume its value) is on; a
-// kernel with an exchange left unvectorised has its switch turned off.
+// kernel with an exchange left unvectorised has its switch turned off, and its warp path
+// removed.
 #pragma once
 
 #include <string>
@@ -31,12 +32,15 @@ bool use_lane_exchanges(llvm::Function& function);
 // Whether `instruction` calls a lane exchange.
 bool is_lane_exchange(const llvm::Instruction& instruction);
 
+// The switch of block function F is the i8 global named this prefix followed by F's name.
+inline constexpr const char* warp_lanes_switch_prefix = "__xcuda_warp_lanes.";
+
 // The i1 switch of the block function named `block_name`, declared on first use.
 llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name);
 
 // Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles,
 // inlines the atomics' calls, turns off the switch of every block function that kept a scalar
-// exchange, and gives the scalar ones a body that traps (the code that calls them can no longer
+// exchange (removing its warp path), and gives the scalar ones a body that traps (the code that calls them can no longer
 // run).
 struct LaneExchanges : llvm::PassInfoMixin<LaneExchanges> {
   llvm::PreservedAnalyses run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses);
