@@ -9,7 +9,9 @@
 #include <functional>
 #include <numeric>
 
+#include "host_abi.h"
 #include "ptx_object_loader.h"
+#include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::testing {
 namespace {
@@ -24,6 +26,17 @@ class WarpKernel {
 
   std::string diagnostics() const { return module_.diagnostics_text(); }
   bool ok() const { return module_.ok(); }
+
+  // Whether a block of whole warps runs warp by warp, its lanes as the elements of vectors
+  // (target/host/warp_lanes.h): the kernel's switch is then defined, and on.
+  bool runs_warp_by_warp() const {
+    try {
+      std::string name = std::string(host::warp_lanes_switch_prefix) + host_abi::block_symbol_prefix + "warp";
+      return *static_cast<const uint8_t*>(module_.global(name)) != 0;
+    } catch (const std::runtime_error&) {
+      return false;
+    }
+  }
 
   // The first and second answers of every thread.
   std::pair<Words, Words> run(const Words& input) {
@@ -109,6 +122,18 @@ TEST(PtxWarp, ShuffleIndexFromARegisterLane) {
   Words input = sample_input(64);
   expect_per_thread("\txor.b32 %r5, %r2, 31;\n\tshfl.sync.idx.b32 %r10, %r1, %r5, 31, -1;", 64, input,
                     [&](size_t thread) { return input[segment_start(thread, 32) + (31 - thread % 32)]; });
+}
+
+// A quarter of the lanes' numbers (`tid & 3`, as mma fragments are addressed) indexing memory
+// still lets the block run warp by warp (target/host/narrow_lane_indices.h).
+TEST(PtxWarp, QuarterLaneIndexingKeepsTheWarpPath) {
+  WarpKernel kernel("\tand.b32 %r4, %r3, 3;\n\tmul.wide.u32 %rd8, %r4, 4;\n\tadd.s64 %rd9, %rd1, %rd8;\n"
+                    "\tld.global.u32 %r5, [%rd9];\n\tshfl.sync.bfly.b32 %r10, %r5, 1, 31, -1;\n");
+  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+  Words input = sample_input(64);
+  auto [first, second] = kernel.run(input);
+  for (size_t thread = 0; thread < input.size(); ++thread) EXPECT_EQ(first[thread], input[(thread ^ 1) & 3]) << "thread " << thread;
+  EXPECT_TRUE(kernel.runs_warp_by_warp());
 }
 
 TEST(PtxWarp, BallotOfAPartialWarpHasNoBitsPastItsEnd) {

@@ -25,6 +25,7 @@
 #include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
 #include "target/host/nan_canonicalization.h"
+#include "target/host/narrow_lane_indices.h"
 #include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::host {
@@ -113,6 +114,7 @@ llvm::ModulePassManager optimizing_pipeline() {
   function.addPass(llvm::SimplifyCFGPass());
   // Peeling leaves loops that do nothing; deleting them keeps the vectoriser off them.
   function.addPass(loop_passes(/*memory_ssa=*/false, llvm::LoopRotatePass(), llvm::LoopDeletionPass()));
+  function.addPass(NarrowLaneIndices());
   function.addPass(llvm::LoopVectorizePass());
   combine_instructions(function);
   function.addPass(llvm::SimplifyCFGPass());
