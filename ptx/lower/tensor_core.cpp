@@ -8,6 +8,7 @@
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
+#include "lower/rolled_loop.h"
 
 namespace xcuda::ptx::tensor_core {
 
@@ -68,7 +69,7 @@ void counted_loop(FunctionLowering& lowering, uint32_t count, const std::functio
   body(index);
   Value* next = builder.CreateAdd(index, builder.getInt32(1));
   index->addIncoming(next, builder.GetInsertBlock());
-  builder.CreateCondBr(builder.CreateICmpULT(next, builder.getInt32(count)), loop, done);
+  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(next, builder.getInt32(count)), loop, done));
   builder.SetInsertPoint(done);
 }
 

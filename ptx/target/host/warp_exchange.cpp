@@ -3,6 +3,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
+#include "lower/rolled_loop.h"
 #include "target/host/barrier_regions.h"
 #include "target/host/thread_context.h"
 
@@ -78,13 +79,30 @@ Value* stamp_of(llvm::IRBuilder<>& builder, Value* round, Value* site) {
   return builder.CreateOr(builder.CreateShl(builder.CreateZExt(round, builder.getInt64Ty()), 32), builder.CreateZExt(site, builder.getInt64Ty()));
 }
 
-// The i32 mask of the lanes of a warp for which i1 `arrived(lane)` holds.
+// The i32 mask of the lanes of a warp for which i1 `arrived(i32 lane)` holds, in a loop over the
+// lanes: unrolled, it was 200 instructions per exchange site, most of a kernel of 50 shuffles.
+// Adds control flow: the builder ends up in a new block, with what followed its place.
 template <class Arrived>
 Value* lane_mask(llvm::IRBuilder<>& builder, const Arrived& arrived) {
-  Value* lanes = builder.getInt32(0);
-  for (uint32_t lane = 0; lane < warp_size; ++lane)
-    lanes = builder.CreateOr(lanes, builder.CreateSelect(arrived(lane), builder.getInt32(1u << lane), builder.getInt32(0)));
-  return lanes;
+  llvm::BasicBlock* before = builder.GetInsertBlock();
+  llvm::BasicBlock* done = llvm::SplitBlock(before, &*builder.GetInsertPoint());
+  auto* loop = llvm::BasicBlock::Create(before->getContext(), "lanes", before->getParent(), done);
+  before->getTerminator()->eraseFromParent();
+  builder.SetInsertPoint(before);
+  builder.CreateBr(loop);
+  builder.SetInsertPoint(loop);
+  llvm::PHINode* lane = builder.CreatePHI(builder.getInt32Ty(), 2);
+  llvm::PHINode* lanes = builder.CreatePHI(builder.getInt32Ty(), 2);
+  lane->addIncoming(builder.getInt32(0), before);
+  lanes->addIncoming(builder.getInt32(0), before);
+  Value* bit = builder.CreateShl(builder.CreateZExt(arrived(lane), builder.getInt32Ty()), lane);
+  Value* next_lanes = builder.CreateOr(lanes, bit);
+  Value* next = builder.CreateAdd(lane, builder.getInt32(1));
+  lane->addIncoming(next, builder.GetInsertBlock());
+  lanes->addIncoming(next_lanes, builder.GetInsertBlock());
+  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(next, builder.getInt32(warp_size)), loop, done));
+  builder.SetInsertPoint(done, done->getFirstInsertionPt());
+  return next_lanes;
 }
 
 }  // namespace
@@ -150,16 +168,16 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
       builder.CreateSelect(together, together_lanes, builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, lanes))));
   llvm::BasicBlock* asking = builder.GetInsertBlock();
   llvm::Instruction* after = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(kept), builder.GetInsertPoint(), false);
-  llvm::BasicBlock* look = after->getParent();
   builder.SetInsertPoint(after);
   Value* expected = stamp_of(builder, round, builder.getInt32(site));
-  Value* lanes = lane_mask(builder, [&](uint32_t lane) {
-    Value* stamp = area.stamp(builder, builder.CreateAdd(first, builder.getInt32(lane)), round);
+  Value* lanes = lane_mask(builder, [&](Value* lane) {
+    Value* stamp = area.stamp(builder, builder.CreateAdd(first, lane), round);
     return builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), stamp), expected);
   });
   builder.CreateStore(round, cache_field(offsetof(ArrivalCache, round)));
   builder.CreateStore(builder.getInt32(site), cache_field(offsetof(ArrivalCache, site)));
   builder.CreateStore(lanes, cache_field(offsetof(ArrivalCache, lanes)));
+  llvm::BasicBlock* look = after->getParent();
   llvm::BasicBlock* joined = look->getSingleSuccessor();
   builder.SetInsertPoint(joined, joined->getFirstInsertionPt());
   llvm::PHINode* result = builder.CreatePHI(builder.getInt32Ty(), 2);
