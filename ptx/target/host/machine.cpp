@@ -28,10 +28,11 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
   llvm::SubtargetFeatures features;
   for (const auto& feature : llvm::sys::getHostCPUFeatures()) features.AddFeature(feature.first(), feature.second);
   // The first tier (level 1) selects instructions the fast way: most of the time of code
-  // generation goes to the DAG instruction selector and the greedy register allocator.
-  auto level = optimization_level <= 1   ? llvm::CodeGenOptLevel::None
-               : optimization_level == 2 ? llvm::CodeGenOptLevel::Default
-                                         : llvm::CodeGenOptLevel::Aggressive;
+  // generation goes to the DAG instruction selector and the greedy register allocator. The
+  // others stop short of Default, which adds the post-register-allocation scheduler: its time
+  // grows with the square of a block's length, and a block function's vector code makes long
+  // blocks (two thirds of the code generation of tests/cuda/whole_warps.cu, for the same object).
+  auto level = optimization_level <= 1 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Less;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(), llvm::TargetOptions(), llvm::Reloc::PIC_,
       llvm::CodeModel::Small, level));
