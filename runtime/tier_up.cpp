@@ -33,31 +33,36 @@ class BackgroundCompiler {
     State& state = *state_;
     std::lock_guard lock(state.mutex);
     state.jobs.push_back(std::move(job));
-    if (!state.thread.joinable()) state.thread = std::thread([&state] { run(state); });
+    // While a stop() is under way the job waits for it to end, which starts the thread again.
+    if (!state.thread.joinable() && !state.stopping) start(state);
     state.job_added.notify_one();
   }
 
   // Cancels the running job, waits for the thread to end, and runs the queued jobs here with
-  // `stopping` set, so that each knows it was stopped. A later job starts the thread again.
+  // `stopping` set, so that each knows it was stopped. Jobs queued meanwhile (by other threads)
+  // then get a thread of their own.
   void stop() {
     State& state = *state_;
     std::lock_guard stopping(state.stop_mutex);
     std::deque<Job> dropped;
+    // Taken out under the lock: add() must never see the thread object while it is joined.
+    std::thread running;
     {
       std::lock_guard lock(state.mutex);
       if (!state.thread.joinable()) return;
       state.stopping = true;
       dropped.swap(state.jobs);
       state.stopping_flag.store(true, std::memory_order_relaxed);
+      running = std::move(state.thread);
     }
     state.job_added.notify_all();
-    state.thread.join();
+    running.join();
     // The jobs that never started learn that they were stopped.
     for (Job& job : dropped) job(state.stopping_flag);
     std::lock_guard lock(state.mutex);
-    state.thread = std::thread();
     state.stopping = false;
     state.stopping_flag.store(false, std::memory_order_relaxed);
+    if (!state.jobs.empty()) start(state);
   }
 
  private:
@@ -70,6 +75,8 @@ class BackgroundCompiler {
     std::atomic<bool> stopping_flag{false};  // `stopping`, for the running job
     std::thread thread;                      // guarded by mutex; started by a job
   };
+
+  static void start(State& state) { state.thread = std::thread([&state] { run(state); }); }
 
   static void run(State& state) {
     for (;;) {
