@@ -49,22 +49,30 @@ struct ExchangeArea {
       : ExchangeArea(builder, context_field(builder, context, exchange_offset, builder.getPtrTy()),
                      context_field(builder, context, thread_count_offset, builder.getInt32Ty())) {}
 
+  // An array's first element, frozen: its address is a sum over the block's shape and the
+  // round's parity, which LLVM's scalar evolution would otherwise carry into the address of every
+  // offer and stamp in a loop over threads; loop strength reduction then spent a quarter of the
+  // code generation of tests/cuda/whole_warps.cu weighing ways to recompute those sums (1.2 s;
+  // 0.7 s frozen). Frozen, an address is an unknown base plus the thread's index: still
+  // consecutive across threads.
+  static Value* array_start(llvm::IRBuilder<>& builder, llvm::Type* element, Value* base, Value* index) {
+    return builder.CreateFreeze(builder.CreateGEP(element, base, index));
+  }
   static Value* parity(llvm::IRBuilder<>& builder, Value* round) { return builder.CreateZExt(builder.CreateAnd(round, 1), builder.getInt64Ty()); }
   // The low (`high` false) or high 32 bits of the offer of i32 `thread`, which may lie up to a
   // warp before the first thread or after the last, where the padding is. The halves lie in
   // arrays of their own, so that a 32-bit exchange's loops move 32-bit vectors.
   Value* offer(llvm::IRBuilder<>& builder, Value* thread, Value* round, bool high) const {
     Value* array = builder.CreateAdd(builder.CreateShl(parity(builder, round), 1), builder.getInt64(high ? 1 : 0));
-    Value* index = builder.CreateAdd(builder.CreateMul(array, offer_span),
-                                     builder.CreateAdd(builder.CreateSExt(thread, builder.getInt64Ty()), builder.getInt64(warp_size)));
-    return builder.CreateGEP(builder.getInt32Ty(), base, index);
+    Value* first = array_start(builder, builder.getInt32Ty(), base, builder.CreateAdd(builder.CreateMul(array, offer_span), builder.getInt64(warp_size)));
+    return builder.CreateGEP(builder.getInt32Ty(), first, builder.CreateSExt(thread, builder.getInt64Ty()));
   }
   Value* stamps(llvm::IRBuilder<>& builder) const {
     return builder.CreateGEP(builder.getInt32Ty(), base, builder.CreateMul(offer_span, builder.getInt64(4)));
   }
   Value* stamp(llvm::IRBuilder<>& builder, Value* thread, Value* round) const {
-    Value* index = builder.CreateAdd(builder.CreateMul(parity(builder, round), whole_warp_threads), builder.CreateZExt(thread, builder.getInt64Ty()));
-    return builder.CreateGEP(builder.getInt64Ty(), stamps(builder), index);
+    Value* first = array_start(builder, builder.getInt64Ty(), stamps(builder), builder.CreateMul(parity(builder, round), whole_warp_threads));
+    return builder.CreateGEP(builder.getInt64Ty(), first, builder.CreateZExt(thread, builder.getInt64Ty()));
   }
   Value* arrival_cache(llvm::IRBuilder<>& builder, Value* warp) const {
     Value* caches = builder.CreateGEP(builder.getInt64Ty(), stamps(builder), builder.CreateMul(whole_warp_threads, builder.getInt64(2)));
