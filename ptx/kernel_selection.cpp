@@ -9,8 +9,19 @@ namespace xcuda::ptx {
 namespace {
 
 // Below this many statements a share costs more than its thread saves: each share parses the
-// whole text again, and -O3 compiles some 4 000 statements a second.
+// text its kernels reach again, and -O3 compiles some 3 000 statements a second.
 constexpr size_t minimum_share_statements = 2000;
+
+// What a statement costs to compile, in plain statements. A warp collective or a matrix
+// instruction on the host is an exchange among a warp's lanes, compiled both as vectors of 32
+// lanes and as a loop over threads through memory: tests/cuda/whole_warps.cu, 511 statements
+// of which 50 shuffles, votes and matches, takes as long at -O3 as some 15 000 plain ones.
+size_t compile_cost(const Statement& statement) {
+  static const std::unordered_set<std::string_view> lane_exchanges = {"shfl", "vote", "match", "redux", "mma",
+                                                                      "wmma", "ldmatrix", "stmatrix", "wgmma"};
+  const auto* instruction = std::get_if<Instruction>(&statement);
+  return instruction != nullptr && lane_exchanges.contains(instruction->opcode) ? 300 : 1;
+}
 
 // Every name a statement mentions: operands (a call's callee and a function's address taken by
 // mov both appear as names) and address initialisers.
@@ -104,15 +115,16 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
   std::vector<std::string> kernels;
   for (const Function& function : module.functions)
     if (function.is_entry && function.has_body) kernels.push_back(function.name);
-  std::unordered_map<std::string_view, size_t> statements;
-  for (const Function& function : module.functions) statements[function.name] += function.body.size();
-  // A kernel's size: its statements and those of the functions it calls. What the module's
-  // variables name goes to every share alike, so it is left out.
+  std::unordered_map<std::string_view, size_t> costs;
+  for (const Function& function : module.functions)
+    for (const Statement& statement : function.body) costs[function.name] += compile_cost(statement);
+  // A kernel's size: the cost of its statements and of those of the functions it calls. What the
+  // module's variables name goes to every share alike, so it is left out.
   CallGraph graph(module);
   std::vector<size_t> sizes;
   for (const std::string& kernel : kernels) {
     size_t size = 0;
-    for (const std::string& name : graph.reach([&](const auto& reach) { reach(kernel); })) size += statements[name];
+    for (const std::string& name : graph.reach([&](const auto& reach) { reach(kernel); })) size += costs[name];
     sizes.push_back(size);
   }
   size_t total = std::accumulate(sizes.begin(), sizes.end(), size_t{0});

@@ -48,6 +48,18 @@ TEST(KernelShares, ASmallModuleStaysWhole) {
   EXPECT_EQ(share_out_kernels(module, 8).size(), 1u);
 }
 
+// Ten butterfly shuffles cost as much to compile as thousands of additions: the host compiles
+// each as an exchange among a warp's lanes, twice.
+TEST(KernelShares, WarpShufflesWeighMoreThanTheirCount) {
+  auto shuffling = [](const std::string& name) {
+    std::string text = ".visible .entry " + name + "()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\n";
+    for (int index = 0; index < 10; ++index) text += "  shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;\n";
+    return text + "  ret;\n}\n";
+  };
+  Module module = parsed(header() + shuffling("first") + shuffling("second"));
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
+}
+
 TEST(KernelShares, NoMoreSharesThanThreadsOrKernels) {
   Module module = parsed(header() + kernel("first", 3000) + kernel("second", 3000) + kernel("third", 3000));
   EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
