@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
@@ -86,14 +87,20 @@ const llvm::Function* callee(const llvm::Instruction& instruction) {
 Value* pick_offers(llvm::IRBuilder<>& builder, Value* offers, Value* lanes) {
   auto within_warp = [&](Value* lane) { return builder.CreateAnd(lane, warp_lanes - 1); };
   // shfl.up/down/bfly and fixed-lane reads: the lanes are known, and the pick is one shuffle.
-  if (auto* constant = llvm::dyn_cast<llvm::Constant>(lanes)) {
-    std::vector<int> mask;
-    for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
-      auto* element = llvm::dyn_cast_or_null<llvm::ConstantInt>(constant->getAggregateElement(lane));
-      mask.push_back(element != nullptr ? static_cast<int>(element->getZExtValue() & (warp_lanes - 1)) : llvm::PoisonMaskElem);
+  // They are known when their low five bits are, as in (the warp's first thread + 16 + lane),
+  // which shfl.down gives where the thread loop's index is a multiple of 32.
+  std::vector<int> mask;
+  const llvm::DataLayout& layout = builder.GetInsertBlock()->getModule()->getDataLayout();
+  for (uint32_t lane = 0; lane < warp_lanes && mask.size() == lane; ++lane) {
+    if (llvm::isa_and_nonnull<llvm::UndefValue>(llvm::findScalarElement(lanes, lane))) {
+      mask.push_back(llvm::PoisonMaskElem);
+      continue;
     }
-    return builder.CreateShuffleVector(offers, mask);
+    llvm::KnownBits known = llvm::computeKnownBits(lanes, llvm::APInt::getOneBitSet(warp_lanes, lane), layout);
+    llvm::KnownBits within = known.trunc(5);
+    if (within.isConstant()) mask.push_back(static_cast<int>(within.getConstant().getZExtValue()));
   }
+  if (mask.size() == warp_lanes) return builder.CreateShuffleVector(offers, mask);
   // A lane every lane reads (a broadcast).
   if (Value* lane = llvm::getSplatValue(lanes))
     return builder.CreateVectorSplat(warp_lanes, builder.CreateExtractElement(offers, within_warp(lane)));
