@@ -136,6 +136,29 @@ TEST(PtxWarp, QuarterLaneIndexingKeepsTheWarpPath) {
   EXPECT_TRUE(kernel.runs_warp_by_warp());
 }
 
+// A loop of a different trip count in each lane keeps a warp's lanes from becoming vectors: the
+// switch goes off, and whole warps run the fallback, which is then vectorised after all
+// (warp_lanes.h, fallback_loop_properties).
+TEST(PtxWarp, LanesThatLoopApartRunTheFallbackInWholeWarps) {
+  WarpKernel kernel("\tand.b32 %r4, %r3, 7;\n\tmov.u32 %r5, 0;\n\tmov.u32 %r6, %r1;\n"
+                    "LOOP:\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 bra DONE;\n\tmad.lo.u32 %r6, %r6, 3, %r5;\n"
+                    "\tadd.u32 %r5, %r5, 1;\n\tbra LOOP;\nDONE:\n\tshfl.sync.bfly.b32 %r10, %r6, 1, 31, -1;\n"
+                    "\tadd.u32 %r11, %r6, %r3;\n");
+  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+  Words input = sample_input(64);
+  auto looped = [&](size_t thread) {
+    uint32_t value = input[thread];
+    for (uint32_t trip = 0; trip < (thread & 7); ++trip) value = value * 3 + trip;
+    return value;
+  };
+  auto [first, second] = kernel.run(input);
+  for (size_t thread = 0; thread < input.size(); ++thread) {
+    EXPECT_EQ(first[thread], looped(thread ^ 1)) << "thread " << thread;
+    EXPECT_EQ(second[thread], looped(thread) + static_cast<uint32_t>(thread)) << "thread " << thread;
+  }
+  EXPECT_FALSE(kernel.runs_warp_by_warp());
+}
+
 TEST(PtxWarp, BallotOfAPartialWarpHasNoBitsPastItsEnd) {
   Words input = sample_input(partial_block);
   auto ballot = [&](size_t thread) {

@@ -29,7 +29,9 @@ using llvm::Value;
 // keeps the loop from being taken as parallel unless that bookkeeping becomes registers.
 class ThreadLoopAccesses {
  public:
-  explicit ThreadLoopAccesses(llvm::LLVMContext& context) : group_(llvm::MDNode::getDistinct(context, {})) {}
+  // `fallback`: the loops are a warp path's fallback, left scalar (see fallback_loop_properties).
+  explicit ThreadLoopAccesses(llvm::LLVMContext& context, bool fallback = false)
+      : group_(llvm::MDNode::getDistinct(context, {})), fallback_(fallback) {}
 
   template <class Instruction>
   Instruction* tag(Instruction* instruction) const {
@@ -48,6 +50,8 @@ class ThreadLoopAccesses {
       operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.width"),
                                                      llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, warp_lanes))}));
       operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
+    } else if (fallback_) {
+      for (llvm::Metadata* property : fallback_loop_properties(context)) operands.push_back(property);
     }
     auto* loop = llvm::MDNode::getDistinct(context, operands);
     loop->replaceOperandWith(0, loop);
@@ -56,6 +60,7 @@ class ThreadLoopAccesses {
 
  private:
   llvm::MDNode* group_;
+  bool fallback_;
 };
 
 // Emits `for z < depth, for y < height, for x_begin <= x < width: body(x, y, z)` at the
@@ -144,13 +149,17 @@ constexpr size_t most_regions_inlined = 24;
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
 // barrier.
 // A kernel split for warp lanes runs `by_warps`: a block of whole warps whose threads never part
-// ways (see split_for_warp_lanes), its regions with lane exchanges warp by warp.
+// ways (see split_for_warp_lanes), its regions with lane exchanges warp by warp. Its code split
+// at every exchange, for the blocks the warp path does not take, is a `fallback`.
+enum class RegionLoops { by_threads, by_warps, fallback };
+
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
                           Value* thread, Value* parameters,
-                          const std::function<void(Value* context, const std::array<Value*, 3>&)>& enter_thread, bool by_warps) {
+                          const std::function<void(Value* context, const std::array<Value*, 3>&)>& enter_thread, RegionLoops loops) {
+  const bool by_warps = loops == RegionLoops::by_warps;
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
-  ThreadLoopAccesses accesses(context);
+  ThreadLoopAccesses accesses(context, loops == RegionLoops::fallback);
   kernel.function->addFnAttr(kernel.regions.size() <= most_regions_inlined ? llvm::Attribute::AlwaysInline
                                                                                      : llvm::Attribute::NoInline);
   llvm::Type* wide = builder.getInt64Ty();
@@ -472,7 +481,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     builder.SetInsertPoint(warps);
     // The same width, which LLVM then knows to be whole warps: a lane is then x modulo 32.
     std::array<Value*, 3> warp_extent{builder.CreateAnd(extent[0], ~(warp_lanes - 1)), extent[1], extent[2]};
-    run_region_by_region(builder, *by_warps, warp_extent, warp_thread, parameters, enter_thread, true);
+    run_region_by_region(builder, *by_warps, warp_extent, warp_thread, parameters, enter_thread, RegionLoops::by_warps);
     builder.CreateBr(finish);
     builder.SetInsertPoint(threads);
   }
@@ -484,7 +493,8 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
       accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
     }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr);
   } else {
-    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread, false);
+    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread,
+                         by_warps ? RegionLoops::fallback : RegionLoops::by_threads);
     kernel.eraseFromParent();
   }
   if (finish != nullptr) {

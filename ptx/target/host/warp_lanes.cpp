@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IntrinsicInst.h>
@@ -10,6 +11,7 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "lower/intrinsics.h"
@@ -313,6 +315,33 @@ bool is_lane_exchange(const llvm::Instruction& instruction) {
   return called != nullptr && (called->getName() == lane_exchange || called->getName() == lane_peer);
 }
 
+namespace {
+
+constexpr const char* fallback_property = "xcuda.loop.fallback";
+
+// Lets the vectoriser at the fallback loops of `function`, whose warp path is gone; returns
+// whether it had any.
+bool release_fallback_loops(llvm::Function& function) {
+  bool released = false;
+  for (llvm::BasicBlock& block : function) {
+    llvm::Instruction* back_edge = block.getTerminator();
+    llvm::MDNode* loop = back_edge != nullptr ? back_edge->getMetadata(llvm::LLVMContext::MD_loop) : nullptr;
+    if (loop == nullptr || !llvm::findOptionMDForLoopID(loop, fallback_property)) continue;
+    back_edge->setMetadata(llvm::LLVMContext::MD_loop,
+                           llvm::makePostTransformationMetadata(function.getContext(), loop, {"llvm.loop.vectorize.enable", fallback_property}, {}));
+    released = true;
+  }
+  return released;
+}
+
+}  // namespace
+
+std::vector<llvm::Metadata*> fallback_loop_properties(llvm::LLVMContext& context) {
+  return {llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
+                                      llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(context))}),
+          llvm::MDNode::get(context, {llvm::MDString::get(context, fallback_property)})};
+}
+
 Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name) {
   llvm::Module& module = *builder.GetInsertBlock()->getModule();
   auto* byte = builder.getInt8Ty();
@@ -350,10 +379,12 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
   // compile as the rest of the kernel.
   std::sort(switched_off.begin(), switched_off.end());
   switched_off.erase(std::unique(switched_off.begin(), switched_off.end()), switched_off.end());
+  std::vector<llvm::Function*> fallen_back;
   for (llvm::GlobalVariable* on : switched_off) {
     for (llvm::User* user : llvm::make_early_inc_range(on->users())) {
       auto* load = llvm::cast<llvm::LoadInst>(user);
       changed.push_back(load->getFunction());
+      fallen_back.push_back(load->getFunction());
       load->replaceAllUsesWith(llvm::ConstantInt::get(on->getValueType(), 0));
       load->eraseFromParent();
     }
@@ -378,11 +409,21 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
   llvm::SimplifyCFGPass simplify;
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  auto clean_up = [&](llvm::Function& function) {
+    functions.invalidate(function, llvm::PreservedAnalyses::none());
+    combine.run(function, functions);
+    simplify.run(function, functions);
+  };
   for (llvm::Function* function : changed) {
-    functions.invalidate(*function, llvm::PreservedAnalyses::none());
-    combine.run(*function, functions);
-    simplify.run(*function, functions);
+    clean_up(*function);
     store_known_lanes(*function);
+  }
+  // After the clean-up, which deleted the warp path.
+  for (llvm::Function* function : fallen_back) {
+    if (!release_fallback_loops(*function)) continue;
+    functions.invalidate(*function, llvm::PreservedAnalyses::none());
+    llvm::LoopVectorizePass().run(*function, functions);
+    clean_up(*function);
   }
   return llvm::PreservedAnalyses::none();
 }
