@@ -121,7 +121,8 @@ void host_block_local_atomics(Compilation& compilation) { host::mark_block_local
 void host_fiber_block_functions(Compilation& compilation) { host::form_fiber_block_functions(*compilation.ir); }
 
 void host_block_functions(Compilation& compilation) {
-  auto stack_bytes = host::form_block_functions(*compilation.ir, compilation.diagnostics);
+  auto stack_bytes = host::form_block_functions(*compilation.ir, /*warp_paths=*/compilation.options.optimization_level >= 2,
+                                                compilation.diagnostics);
   for (KernelInfo& kernel : compilation.info.kernels)
     if (auto found = stack_bytes.find(kernel.name); found != stack_bytes.end())
       kernel.host_stack_bytes_per_thread = static_cast<uint32_t>(std::min<uint64_t>(found->second, UINT32_MAX));

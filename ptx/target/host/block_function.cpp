@@ -410,7 +410,7 @@ uint64_t parameter_bytes_read(llvm::Function& kernel) {
 }
 
 // Returns the per-thread stack bytes of a kernel with barriers, 0 otherwise.
-uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, DiagnosticSink& diagnostics) {
+uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, bool warp_paths, DiagnosticSink& diagnostics) {
   llvm::Module& module = *kernel.getParent();
   llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> builder(context);
@@ -446,7 +446,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   const bool rotates = may_rotate(kernel_blocks);
   // A kernel with warp exchanges is split twice: for warps as vectors, which blocks of whole
   // warps take while its switch is on, and region by region for every block.
-  std::optional<ResumableKernel> by_warps = split_for_warp_lanes(kernel);
+  std::optional<ResumableKernel> by_warps = warp_paths ? split_for_warp_lanes(kernel) : std::nullopt;
   if (by_warps && by_warps->regions.size() > most_regions_inlined) {
     by_warps->function->eraseFromParent();
     by_warps.reset();
@@ -511,7 +511,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
 
 }  // namespace
 
-std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics) {
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool warp_paths, DiagnosticSink& diagnostics) {
   std::unordered_map<std::string, uint64_t> stack_bytes;
   llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
   if (kernels == nullptr) return stack_bytes;
@@ -521,7 +521,7 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
                          llvm::cast<llvm::MDString>(node->getOperand(1))->getString().str());
   kernels->eraseFromParent();
   for (const auto& [kernel, name] : entries)
-    if (uint64_t bytes = form_block_function(*kernel, name, diagnostics)) stack_bytes[name] = bytes;
+    if (uint64_t bytes = form_block_function(*kernel, name, warp_paths, diagnostics)) stack_bytes[name] = bytes;
   return stack_bytes;
 }
 

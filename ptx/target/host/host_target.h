@@ -37,9 +37,11 @@ llvm::Value* load_block_dimension(llvm::IRBuilder<>& builder, llvm::Value* frame
 void mark_block_local_atomics(llvm::Module& module);
 
 // Wraps each kernel in its block function __xcuda_block_<name>(parameters, frame), which runs
-// every thread of the block; kernels with barriers are split into regions first. Returns, per
-// kernel with barriers, the stack bytes its block function needs per thread.
-std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, DiagnosticSink& diagnostics);
+// every thread of the block; kernels with barriers are split into regions first. `warp_paths`:
+// kernels with warp exchanges get a warp path too (warp_lanes.h), which only the vectoriser
+// makes work: at the levels that do not run it, the path would be built only to be deleted.
+// Returns, per kernel with barriers, the stack bytes its block function needs per thread.
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool warp_paths, DiagnosticSink& diagnostics);
 
 // nullptr and a diagnostic when the host has no usable LLVM target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
