@@ -11,8 +11,8 @@
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
-#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
+#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include "lower/intrinsics.h"
 
