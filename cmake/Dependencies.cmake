@@ -2,12 +2,19 @@
 find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 
-# One shared libLLVM keeps links fast on two cores; LLVM's headers are system headers to us so
-# their warnings do not fail our build.
+# LLVM's headers are system headers to us so their warnings do not fail our build. A target that
+# sets XCUDA_STATIC_LLVM links LLVM's static archives, every target among them since lld's ELF
+# driver initialises them all (and Debian's LTO archive needs Polly's): the xcuda tool does, which
+# spent about 14 ms of every run relocating and paging in the shared libLLVM, as long as ptxas
+# takes for a whole small module. The rest links the shared libLLVM, which keeps the tests' many
+# links fast on two cores.
+llvm_map_components_to_libnames(XCUDA_LLVM_ARCHIVES
+  core support passes irreader bitreader bitwriter linker object orcjit jitlink lto option targetparser
+  ${LLVM_TARGETS_TO_BUILD})
 add_library(xcuda_llvm INTERFACE)
 target_include_directories(xcuda_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
 target_compile_definitions(xcuda_llvm INTERFACE ${LLVM_DEFINITIONS})
-target_link_libraries(xcuda_llvm INTERFACE LLVM)
+target_link_libraries(xcuda_llvm INTERFACE "$<IF:$<BOOL:$<TARGET_PROPERTY:XCUDA_STATIC_LLVM>>,${XCUDA_LLVM_ARCHIVES},LLVM>")
 
 find_package(spdlog REQUIRED)
 find_package(PkgConfig REQUIRED)

@@ -11,7 +11,7 @@ build=${XCUDA_BUILD_DIR:-build}
 packages=(cmake g++ pkg-config llvm-19-dev libzstd-dev liblz4-dev libspdlog-dev libfmt-dev
           libgtest-dev libgmock-dev python3 libamdhip64-5
           pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo
-          liblld-19-dev libamd-comgr-dev rocm-device-libs)
+          liblld-19-dev libpolly-19-dev libamd-comgr-dev rocm-device-libs)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
