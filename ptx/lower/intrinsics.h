@@ -72,6 +72,7 @@ inline constexpr const char* warp_exchange = "xcuda.warp.exchange";
 // i64 (ptr context, i32 lane): what `lane` offered at the thread's last exchange. A lane
 // outside 0..31 (from -31 to 62) gives an answer the caller must not use.
 inline constexpr const char* warp_peer = "xcuda.warp.peer";
+// Votes, matches and reductions fold all the offers of one exchange at once: see warp_folds.h.
 
 // Function attribute marking a PTX .extern .func (vprintf, __assertfail, malloc …): the target
 // provides it or reports it missing. Other declarations are C library functions the lowering

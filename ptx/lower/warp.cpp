@@ -2,13 +2,14 @@
 // exchange among the lanes of the warp (see intrinsics.h) followed by the instruction's rule
 // over the offers, so what partial warps, exited lanes and member masks mean is decided here,
 // once, and every target gets the same semantics.
-#include <functional>
-
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
+#include "lower/rolled_loop.h"
+#include "lower/warp_folds.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -52,26 +53,13 @@ Value* member_mask(FunctionLowering& lowering, const Instruction& instruction, s
   return lowering.read(instruction.operands[index], ScalarType::b32);
 }
 
-// Folds `step(accumulated, offer)` over the offers of the lanes in `participants`, in lane order.
-Value* fold_offers(FunctionLowering& lowering, Value* participants, Value* initial,
-                   const std::function<Value*(Value* accumulated, Value* offer, uint32_t lane)>& step) {
+// The fold intrinsic over the offers of the lanes in `participants` (see warp_folds.h).
+Value* fold(FunctionLowering& lowering, WarpFold kind, Value* participants, Value* value) {
   auto& builder = lowering.builder();
-  Value* accumulated = initial;
-  for (uint32_t lane = 0; lane < warp_size; ++lane) {
-    Value* present = builder.CreateTrunc(builder.CreateLShr(participants, lane), builder.getInt1Ty());
-    Value* offer = peer(lowering, builder.getInt32(lane));
-    accumulated = builder.CreateSelect(present, step(accumulated, offer, lane), accumulated);
-  }
-  return accumulated;
-}
-
-// The participating lanes whose offer satisfies `test`, as a mask.
-Value* lanes_where(FunctionLowering& lowering, Value* participants, const std::function<Value*(Value* offer)>& test) {
-  auto& builder = lowering.builder();
-  return fold_offers(lowering, participants, builder.getInt32(0), [&](Value* mask, Value* offer, uint32_t lane) {
-    Value* bit = builder.CreateSelect(test(offer), builder.getInt32(1u << lane), builder.getInt32(0));
-    return builder.CreateOr(mask, bit);
-  });
+  llvm::Function* intrinsic = lowering.module().intrinsic(warp_fold_intrinsic(kind), builder.getInt32Ty(),
+                                                          {builder.getPtrTy(), builder.getInt32Ty(), builder.getInt64Ty()});
+  intrinsic->setOnlyReadsMemory();
+  return builder.CreateCall(intrinsic, {lowering.thread_context(), participants, builder.CreateZExt(value, builder.getInt64Ty())});
 }
 
 // shfl[.sync].mode.b32 d[|p], a, b, c[, membermask]: the source lane follows the ISA's
@@ -130,7 +118,7 @@ void lower_vote(FunctionLowering& lowering, const Instruction& instruction) {
   Value* predicate = lowering.read(instruction.operands[1], ScalarType::pred);
   Value* members = member_mask(lowering, instruction, 2);
   Value* participants = builder.CreateAnd(exchange(lowering, predicate, members), members);
-  Value* voting = lanes_where(lowering, participants, [&](Value* offer) { return builder.CreateICmpNE(offer, builder.getInt64(0)); });
+  Value* voting = fold(lowering, WarpFold::ballot, participants, builder.getInt64(0));
   if (has_word(instruction, "ballot")) {
     lowering.write(instruction.operands[0], voting, ScalarType::b32);
     return;
@@ -159,7 +147,7 @@ void lower_match(FunctionLowering& lowering, const Instruction& instruction) {
   Value* value = builder.CreateZExt(lowering.read(instruction.operands[1], type), builder.getInt64Ty());
   Value* members = member_mask(lowering, instruction, 2);
   Value* participants = builder.CreateAnd(exchange(lowering, value, members), members);
-  Value* equal = lanes_where(lowering, participants, [&](Value* offer) { return builder.CreateICmpEQ(offer, value); });
+  Value* equal = fold(lowering, WarpFold::equal, participants, value);
   const Operand& destination = instruction.operands[0];
   if (has_word(instruction, "any")) {
     lowering.write(destination, equal, ScalarType::b32);
@@ -192,33 +180,19 @@ void lower_redux(FunctionLowering& lowering, const Instruction& instruction) {
   Value* value = lowering.read(instruction.operands[1], type);
   Value* members = member_mask(lowering, instruction, 2);
   Value* participants = builder.CreateAnd(exchange(lowering, value, members), members);
-  uint32_t identity = 0;
-  llvm::Intrinsic::ID extreme = llvm::Intrinsic::not_intrinsic;
+  WarpFold kind = WarpFold::add;
   switch (qualifiers.operation) {
-    case Operation::add: case Operation::or_: case Operation::xor_: break;
-    case Operation::and_: identity = ~0u; break;
-    case Operation::min:
-      identity = is_signed_type ? 0x7FFFFFFFu : ~0u;
-      extreme = is_signed_type ? llvm::Intrinsic::smin : llvm::Intrinsic::umin;
-      break;
-    case Operation::max:
-      identity = is_signed_type ? 0x80000000u : 0u;
-      extreme = is_signed_type ? llvm::Intrinsic::smax : llvm::Intrinsic::umax;
-      break;
+    case Operation::add: kind = WarpFold::add; break;
+    case Operation::and_: kind = WarpFold::and_; break;
+    case Operation::or_: kind = WarpFold::or_; break;
+    case Operation::xor_: kind = WarpFold::xor_; break;
+    case Operation::min: kind = is_signed_type ? WarpFold::smin : WarpFold::umin; break;
+    case Operation::max: kind = is_signed_type ? WarpFold::smax : WarpFold::umax; break;
     default:
       lowering.error(instruction.location, "redux.sync needs .add, .min, .max, .and, .or or .xor");
       return;
   }
-  Value* result = fold_offers(lowering, participants, builder.getInt32(identity), [&](Value* accumulated, Value* offer, uint32_t) -> Value* {
-    Value* operand = builder.CreateTrunc(offer, builder.getInt32Ty());
-    switch (qualifiers.operation) {
-      case Operation::add: return builder.CreateAdd(accumulated, operand);
-      case Operation::and_: return builder.CreateAnd(accumulated, operand);
-      case Operation::or_: return builder.CreateOr(accumulated, operand);
-      case Operation::xor_: return builder.CreateXor(accumulated, operand);
-      default: return builder.CreateBinaryIntrinsic(extreme, accumulated, operand);
-    }
-  });
+  Value* result = fold(lowering, kind, participants, builder.getInt64(0));
   lowering.write(instruction.operands[0], result, type);
 }
 
@@ -252,6 +226,80 @@ void lower_activemask(FunctionLowering& lowering, const Instruction& instruction
 // it happen before those after it.
 void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instruction) {
   exchange(lowering, lowering.builder().getInt32(0), member_mask(lowering, instruction, 0));
+}
+
+namespace {
+
+// One lane's part in a fold: `offer` (i64) is lane's, `value` (i64) the folding lane's own.
+Value* fold_step(llvm::IRBuilder<>& builder, WarpFold kind, Value* accumulated, Value* offer, Value* lane, Value* value) {
+  Value* operand = builder.CreateTrunc(offer, builder.getInt32Ty());
+  auto lane_if = [&](Value* condition) {
+    return builder.CreateOr(accumulated, builder.CreateSelect(condition, builder.CreateShl(builder.getInt32(1), lane), builder.getInt32(0)));
+  };
+  switch (kind) {
+    case WarpFold::ballot: return lane_if(builder.CreateICmpNE(offer, builder.getInt64(0)));
+    case WarpFold::equal: return lane_if(builder.CreateICmpEQ(offer, value));
+    case WarpFold::add: return builder.CreateAdd(accumulated, operand);
+    case WarpFold::and_: return builder.CreateAnd(accumulated, operand);
+    case WarpFold::or_: return builder.CreateOr(accumulated, operand);
+    case WarpFold::xor_: return builder.CreateXor(accumulated, operand);
+    case WarpFold::umin: return builder.CreateBinaryIntrinsic(llvm::Intrinsic::umin, accumulated, operand);
+    case WarpFold::umax: return builder.CreateBinaryIntrinsic(llvm::Intrinsic::umax, accumulated, operand);
+    case WarpFold::smin: return builder.CreateBinaryIntrinsic(llvm::Intrinsic::smin, accumulated, operand);
+    case WarpFold::smax: return builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, accumulated, operand);
+  }
+  return accumulated;
+}
+
+}  // namespace
+
+// The loop stays rolled: unrolled, each vote or reduction was 32 reads and steps, most of a
+// collective-heavy kernel's code where lanes read each other one by one.
+Value* emit_warp_fold(llvm::IRBuilder<>& builder, WarpFold kind, Value* context, Value* participants, Value* value) {
+  llvm::BasicBlock* before = builder.GetInsertBlock();
+  llvm::Function& function = *before->getParent();
+  llvm::Module& module = *function.getParent();
+  auto* peer = llvm::cast<llvm::Function>(
+      module.getOrInsertFunction(intrinsics::warp_peer, builder.getInt64Ty(), builder.getPtrTy(), builder.getInt32Ty()).getCallee());
+  peer->addFnAttr(llvm::Attribute::NoUnwind);
+  peer->setOnlyReadsMemory();
+  auto* loop = llvm::BasicBlock::Create(module.getContext(), "fold.lane", &function);
+  auto* done = llvm::BasicBlock::Create(module.getContext(), "fold.done", &function);
+  builder.CreateBr(loop);
+  builder.SetInsertPoint(loop);
+  llvm::PHINode* lane = builder.CreatePHI(builder.getInt32Ty(), 2, "lane");
+  llvm::PHINode* accumulated = builder.CreatePHI(builder.getInt32Ty(), 2, "folded");
+  lane->addIncoming(builder.getInt32(0), before);
+  accumulated->addIncoming(builder.getInt32(warp_fold_identity(kind)), before);
+  Value* offer = builder.CreateCall(peer, {context, lane});
+  Value* present = builder.CreateTrunc(builder.CreateLShr(participants, lane), builder.getInt1Ty());
+  Value* next = builder.CreateSelect(present, fold_step(builder, kind, accumulated, offer, lane, value), accumulated);
+  Value* following = builder.CreateAdd(lane, builder.getInt32(1));
+  lane->addIncoming(following, loop);
+  accumulated->addIncoming(next, loop);
+  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(following, builder.getInt32(warp_size)), loop, done));
+  builder.SetInsertPoint(done);
+  return next;
+}
+
+void expand_warp_folds(llvm::Function& function) {
+  std::vector<llvm::CallInst*> calls;
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+          call != nullptr && call->getCalledFunction() != nullptr && warp_fold_of(call->getCalledFunction()->getName()))
+        calls.push_back(call);
+  for (llvm::CallInst* call : calls) {
+    llvm::BasicBlock* before = call->getParent();
+    llvm::BasicBlock* after = before->splitBasicBlock(call, "fold.after");
+    before->getTerminator()->eraseFromParent();
+    llvm::IRBuilder<> builder(before);
+    Value* folded = emit_warp_fold(builder, *warp_fold_of(call->getCalledFunction()->getName()), call->getArgOperand(0),
+                                   call->getArgOperand(1), call->getArgOperand(2));
+    builder.CreateBr(after);
+    call->replaceAllUsesWith(folded);
+    call->eraseFromParent();
+  }
 }
 
 void add_warp_lowerings(LoweringTable& table) {

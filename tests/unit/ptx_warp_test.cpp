@@ -136,6 +136,42 @@ TEST(PtxWarp, QuarterLaneIndexingKeepsTheWarpPath) {
   EXPECT_TRUE(kernel.runs_warp_by_warp());
 }
 
+// Votes, matches and reductions in whole warps are computed from the vector of a warp's offers
+// (target/host/warp_lanes.cpp, fold_offers), and keep the warp path.
+TEST(PtxWarp, VotesMatchesAndReductionsKeepTheWarpPath) {
+  WarpKernel kernel("\tand.b32 %r5, %r1, 1;\n\tsetp.ne.u32 %p1, %r5, 0;\n\tvote.sync.ballot.b32 %r6, %p1, -1;\n"
+                    "\tand.b32 %r7, %r1, 3;\n\tmatch.any.sync.b32 %r8, %r7, -1;\n\tvote.sync.all.pred %p2, %p1, -1;\n"
+                    "\tselp.u32 %r9, 1, 0, %p2;\n\tmad.lo.u32 %r10, %r8, 3, %r6;\n\tadd.u32 %r10, %r10, %r9;\n"
+                    "\tshl.b32 %r9, %r1, 7;\n\tredux.sync.add.u32 %r12, %r1, -1;\n\tredux.sync.min.s32 %r13, %r9, -1;\n"
+                    "\tredux.sync.max.u32 %r14, %r9, -1;\n\tredux.sync.and.b32 %r15, %r1, -1;\n"
+                    "\tredux.sync.or.b32 %r16, %r1, -1;\n\tredux.sync.xor.b32 %r17, %r1, -1;\n"
+                    "\tmad.lo.u32 %r11, %r12, 3, %r13;\n\tmad.lo.u32 %r11, %r11, 3, %r14;\n\tmad.lo.u32 %r11, %r11, 3, %r15;\n"
+                    "\tmad.lo.u32 %r11, %r11, 3, %r16;\n\tmad.lo.u32 %r11, %r11, 3, %r17;\n");
+  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+  Words input = sample_input(64);
+  auto [first, second] = kernel.run(input);
+  for (size_t thread = 0; thread < input.size(); ++thread) {
+    size_t warp = segment_start(thread, 32);
+    uint32_t ballot = 0, same = 0, sum = 0, all_bits = ~0u, any_bits = 0, parity = 0, most = 0;
+    int32_t least = INT32_MAX;
+    for (size_t lane = 0; lane < 32; ++lane) {
+      uint32_t value = input[warp + lane], shifted = value << 7;
+      if (value & 1) ballot |= 1u << lane;
+      if ((value & 3) == (input[thread] & 3)) same |= 1u << lane;
+      sum += value;
+      all_bits &= value;
+      any_bits |= value;
+      parity ^= value;
+      least = std::min(least, static_cast<int32_t>(shifted));
+      most = std::max(most, shifted);
+    }
+    EXPECT_EQ(first[thread], same * 3 + ballot + (ballot == ~0u ? 1 : 0)) << "thread " << thread;
+    uint32_t reductions = ((((sum * 3 + static_cast<uint32_t>(least)) * 3 + most) * 3 + all_bits) * 3 + any_bits) * 3 + parity;
+    EXPECT_EQ(second[thread], reductions) << "thread " << thread;
+  }
+  EXPECT_TRUE(kernel.runs_warp_by_warp());
+}
+
 // A loop of a different trip count in each lane keeps a warp's lanes from becoming vectors: the
 // switch goes off, and whole warps run the fallback, which is then vectorised after all
 // (warp_lanes.h, fallback_loop_properties).

@@ -11,6 +11,7 @@
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
+#include "lower/warp_folds.h"
 #include "target/host/thread_context.h"
 
 namespace xcuda::ptx::host {
@@ -108,8 +109,11 @@ void promote_registers(Function& function) {
 }
 
 // Replaces the synchronisation intrinsics called in `function` with the fiber runtime's calls.
-void call_fiber_runtime(Function& function, const Synchronization& synchronization) {
+void call_fiber_runtime(Function& function) {
   llvm::Module& module = *function.getParent();
+  // Its folds become peers first, which the runtime answers.
+  expand_warp_folds(function);
+  Synchronization synchronization(module);
   llvm::IRBuilder<> builder(module.getContext());
   auto* i32 = builder.getInt32Ty();
   auto* i64 = builder.getInt64Ty();
@@ -260,7 +264,7 @@ void form_fiber_block_functions(llvm::Module& module) {
   for (Function& function : module)
     if (!function.isDeclaration() && !region_side.contains(&function) &&
         facts[&function].synchronizes)
-      call_fiber_runtime(function, synchronization);
+      call_fiber_runtime(function);
 
   for (const auto& [kernel, name] : fiber_kernels) form_block_function(*kernel, name);
   kernels->clearOperands();

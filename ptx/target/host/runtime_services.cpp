@@ -8,6 +8,7 @@
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
+#include "lower/warp_folds.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
 #include "target/host/warp_exchange.h"
@@ -223,6 +224,15 @@ Value* load_block_dimension(llvm::IRBuilder<>& builder, Value* frame, uint32_t a
 }
 
 std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t static_shared_bytes) {
+  // Folds first: their loops read peers, which the rest then defines. A warp path computes its
+  // folds whole instead (warp_lanes.h).
+  for (llvm::Function& function : module) {
+    std::optional<WarpFold> fold = warp_fold_of(function.getName());
+    if (!fold || !function.isDeclaration() || function.use_empty()) continue;
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", &function));
+    builder.CreateRet(emit_warp_fold(builder, *fold, function.getArg(0), function.getArg(1), function.getArg(2)));
+    make_inline_body(function);
+  }
   std::vector<std::string> missing;
   std::vector<llvm::Function*> declarations;
   for (llvm::Function& function : module)

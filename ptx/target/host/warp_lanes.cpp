@@ -15,6 +15,7 @@
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include "lower/intrinsics.h"
+#include "lower/warp_folds.h"
 
 namespace xcuda::ptx::host {
 namespace {
@@ -24,6 +25,18 @@ using llvm::Value;
 constexpr const char* lane_exchange = "xcuda.lanes.exchange";
 constexpr const char* lane_peer = "xcuda.lanes.peer";
 constexpr const char* atomic_prefix = "xcuda.lanes.atomic.";
+constexpr std::string_view lane_fold_prefix = "xcuda.lanes.fold.";
+
+// i32 fold(i32 participants, i64 value, i64 offer): a warp fold given the lane's offer at the
+// exchange before it.
+std::string lane_fold(WarpFold kind) { return std::string(lane_fold_prefix) + std::string(warp_fold_names[static_cast<size_t>(kind)]); }
+
+// Every scalar lane function's name.
+std::vector<std::string> lane_function_names() {
+  std::vector<std::string> names{lane_exchange, lane_peer};
+  for (size_t kind = 0; kind < warp_fold_names.size(); ++kind) names.push_back(lane_fold(static_cast<WarpFold>(kind)));
+  return names;
+}
 
 // The vector forms: NAME.v32 for a warp whose lanes all run the call, NAME.v32m with the mask
 // of those that do.
@@ -55,7 +68,7 @@ llvm::FunctionType* vector_form_type(llvm::FunctionType* scalar, bool masked) {
 
 // Declares the scalar lane exchange `name` of `type` and its vector forms, and returns the
 // scalar one. Each vector parameter of the vector forms is the scalar one's, 32 wide.
-llvm::Function* declare_lane_function(llvm::Module& module, const char* name, llvm::FunctionType* type, LaneFunction kind) {
+llvm::Function* declare_lane_function(llvm::Module& module, llvm::StringRef name, llvm::FunctionType* type, LaneFunction kind) {
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   auto* scalar = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   describe(*scalar, kind);
@@ -114,8 +127,47 @@ Value* pick_offers(llvm::IRBuilder<>& builder, Value* offers, Value* lanes) {
   return picked;
 }
 
+// A warp fold over the lanes that run it, whose i32 `participants`, i64 `values` and `offers`
+// are vectors (and i1 `running` the lanes that run it, or null for all).
+Value* fold_offers(llvm::IRBuilder<>& builder, WarpFold kind, Value* participants, Value* values, Value* offers, Value* running) {
+  auto lane_mask = [&](Value* lanes) { return builder.CreateBitCast(lanes, builder.getInt32Ty()); };
+  if (kind == WarpFold::ballot)
+    return builder.CreateAnd(builder.CreateVectorSplat(warp_lanes, lane_mask(builder.CreateICmpNE(offers, llvm::Constant::getNullValue(offers->getType())))),
+                             participants);
+  if (kind == WarpFold::equal) {
+    Value* equal = llvm::PoisonValue::get(participants->getType());
+    for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
+      Value* own = builder.CreateVectorSplat(warp_lanes, builder.CreateExtractElement(values, lane));
+      equal = builder.CreateInsertElement(equal, lane_mask(builder.CreateICmpEQ(offers, own)), lane);
+    }
+    return builder.CreateAnd(equal, participants);
+  }
+  // The running lanes met at one exchange, so they share their participants: the first one's.
+  Value* first = builder.getInt32(0);
+  if (running != nullptr)
+    first = builder.CreateAnd(builder.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, lane_mask(running), builder.getFalse()), warp_lanes - 1);
+  Value* shared = builder.CreateVectorSplat(warp_lanes, builder.CreateExtractElement(participants, first));
+  std::vector<llvm::Constant*> bits;
+  for (uint32_t lane = 0; lane < warp_lanes; ++lane) bits.push_back(builder.getInt32(1u << lane));
+  Value* taking = builder.CreateICmpNE(builder.CreateAnd(shared, llvm::ConstantVector::get(bits)), llvm::Constant::getNullValue(shared->getType()));
+  Value* operands = builder.CreateSelect(taking, builder.CreateTrunc(offers, participants->getType()),
+                                        builder.CreateVectorSplat(warp_lanes, builder.getInt32(warp_fold_identity(kind))));
+  Value* folded = nullptr;
+  switch (kind) {
+    case WarpFold::add: folded = builder.CreateAddReduce(operands); break;
+    case WarpFold::and_: folded = builder.CreateAndReduce(operands); break;
+    case WarpFold::or_: folded = builder.CreateOrReduce(operands); break;
+    case WarpFold::xor_: folded = builder.CreateXorReduce(operands); break;
+    case WarpFold::umin: folded = builder.CreateIntMinReduce(operands, false); break;
+    case WarpFold::umax: folded = builder.CreateIntMaxReduce(operands, false); break;
+    case WarpFold::smin: folded = builder.CreateIntMinReduce(operands, true); break;
+    default: folded = builder.CreateIntMaxReduce(operands, true); break;
+  }
+  return builder.CreateVectorSplat(warp_lanes, folded);
+}
+
 // Rewrites the calls to the vector forms of `scalar`; returns the functions changed.
-std::vector<llvm::Function*> lower_vector_forms(llvm::Module& module, const char* scalar) {
+std::vector<llvm::Function*> lower_vector_forms(llvm::Module& module, const std::string& scalar) {
   std::vector<llvm::Function*> changed;
   for (bool masked : {false, true}) {
     llvm::Function* vector = module.getFunction(vector_name(scalar, masked));
@@ -128,6 +180,9 @@ std::vector<llvm::Function*> lower_vector_forms(llvm::Module& module, const char
       Value* result = nullptr;
       if (scalar == lane_peer) {
         result = pick_offers(builder, call->getArgOperand(1), call->getArgOperand(0));
+      } else if (auto fold = warp_fold_of(scalar, lane_fold_prefix)) {
+        result = fold_offers(builder, *fold, call->getArgOperand(0), call->getArgOperand(1), call->getArgOperand(2),
+                             masked ? call->getArgOperand(3) : nullptr);
       } else {
         // The lanes that arrived are those that run the call.
         Value* arrived = masked ? builder.CreateBitCast(call->getArgOperand(1), builder.getInt32Ty()) : builder.getInt32(~0u);
@@ -300,6 +355,11 @@ bool use_lane_exchanges(llvm::Function& function) {
       } else if (called->getName() == intrinsics::warp_peer) {
         if (offer == nullptr) return false;
         replacement = call_lane_function(call, peer, {call->getArgOperand(1), offer});
+      } else if (auto fold = warp_fold_of(called->getName())) {
+        if (offer == nullptr) return false;
+        llvm::Function* folding = declare_lane_function(module, lane_fold(*fold), llvm::FunctionType::get(i32, {i32, i64, i64}, false),
+                                                        LaneFunction::peer);
+        replacement = call_lane_function(call, folding, {call->getArgOperand(1), call->getArgOperand(2), offer});
       } else {
         continue;
       }
@@ -312,7 +372,8 @@ bool use_lane_exchanges(llvm::Function& function) {
 
 bool is_lane_exchange(const llvm::Instruction& instruction) {
   const llvm::Function* called = callee(instruction);
-  return called != nullptr && (called->getName() == lane_exchange || called->getName() == lane_peer);
+  return called != nullptr && (called->getName() == lane_exchange || called->getName() == lane_peer ||
+                               warp_fold_of(called->getName(), lane_fold_prefix));
 }
 
 namespace {
@@ -351,14 +412,15 @@ Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& blo
 }
 
 llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses) {
-  std::vector<llvm::Function*> changed = lower_vector_forms(module, lane_peer);
-  for (llvm::Function* function : lower_vector_forms(module, lane_exchange)) changed.push_back(function);
+  std::vector<llvm::Function*> changed;
+  for (const std::string& name : lane_function_names())
+    for (llvm::Function* function : lower_vector_forms(module, name)) changed.push_back(function);
   for (llvm::Function* function : inline_atomics(module)) changed.push_back(function);
   // What the vectoriser left scalar: the warp path of its kernel cannot run.
   bool left_outside_block_functions = false;
   std::vector<llvm::Function*> scalar_forms;
   std::vector<llvm::GlobalVariable*> switched_off;
-  for (const char* name : {lane_exchange, lane_peer}) {
+  for (const std::string& name : lane_function_names()) {
     llvm::Function* scalar = module.getFunction(name);
     if (scalar == nullptr) continue;
     scalar_forms.push_back(scalar);

@@ -22,9 +22,10 @@ namespace xcuda::ptx::host {
 
 inline constexpr uint32_t warp_lanes = 32;
 
-// Replaces the warp exchanges of `function` (intrinsics::warp_exchange and warp_peer calls) with
-// lane exchanges: i32 exchange(i64 offer), the lanes that arrived, and i64 peer(i32 lane, i64
-// offer), the offer of `lane`, each given the offer of its exchange; and its atomics with calls
+// Replaces the warp exchanges of `function` (intrinsics::warp_exchange, warp_peer and the warp
+// folds of lower/warp_folds.h) with lane exchanges: i32 exchange(i64 offer), the lanes that
+// arrived, i64 peer(i32 lane, i64 offer), the offer of `lane`, and i32 fold(i32 participants,
+// i64 value, i64 offer), each given the offer of its exchange; and its atomics with calls
 // whose vector forms perform them lane by lane (the vectoriser takes no atomics). Returns false
 // (leaving the function unusable) when a peer does not follow its exchange in the same basic
 // block, or a compare-and-swap's answer is used whole.
@@ -49,7 +50,8 @@ llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::strin
 // A kernel whose warp path is switched off (below) has its fallback loops vectorised after all.
 std::vector<llvm::Metadata*> fallback_loop_properties(llvm::LLVMContext& context);
 
-// Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles,
+// Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles (and a
+// fold as a vector comparison or reduction of the warp's offers),
 // inlines the atomics' calls, turns off the switch of every block function that kept a scalar
 // exchange (removing its warp path and vectorising its fallback instead), and gives the scalar
 // ones a body that traps (the code that calls them can no longer run).
