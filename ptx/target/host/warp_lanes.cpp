@@ -15,6 +15,7 @@
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include "lower/intrinsics.h"
+#include "lower/rolled_loop.h"
 #include "lower/warp_folds.h"
 
 namespace xcuda::ptx::host {
@@ -260,29 +261,41 @@ bool call_atomics(llvm::Function& function) {
     for (unsigned index = 0; index < operands.size(); ++index) performed->setOperand(index, scalar->getArg(index));
     builder.Insert(performed);
     builder.CreateRet(swap != nullptr ? builder.CreateExtractValue(performed, 0) : performed);
+    // A loop over the lanes: written out, the 32 atomics and their branches made long blocks,
+    // whose scheduling took a quarter of a warp-atomics kernel's code generation.
     for (bool masked : {false, true}) {
       auto* vector = llvm::Function::Create(vector_form_type(scalar->getFunctionType(), masked), llvm::GlobalValue::InternalLinkage,
                                             vector_name(scalar->getName(), masked), module);
-      llvm::IRBuilder<> lanes(llvm::BasicBlock::Create(module.getContext(), "entry", vector));
-      Value* answers = llvm::PoisonValue::get(vector->getReturnType());
-      for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
-        llvm::BasicBlock* before = lanes.GetInsertBlock();
-        auto* perform = llvm::BasicBlock::Create(module.getContext(), "lane", vector);
-        auto* next = llvm::BasicBlock::Create(module.getContext(), "next", vector);
-        if (masked) lanes.CreateCondBr(lanes.CreateExtractElement(vector->getArg(operands.size()), lane), perform, next);
-        else lanes.CreateBr(perform);
-        lanes.SetInsertPoint(perform);
-        std::vector<Value*> arguments;
-        for (unsigned index = 0; index < operands.size(); ++index) arguments.push_back(lanes.CreateExtractElement(vector->getArg(index), lane));
-        Value* answered = lanes.CreateInsertElement(answers, lanes.CreateCall(scalar, arguments), lane);
-        lanes.CreateBr(next);
-        lanes.SetInsertPoint(next);
-        llvm::PHINode* merged = lanes.CreatePHI(answers->getType(), 2);
-        merged->addIncoming(answered, perform);
-        if (masked) merged->addIncoming(answers, before);
-        answers = merged;
-      }
-      lanes.CreateRet(answers);
+      llvm::LLVMContext& context = module.getContext();
+      auto* entry = llvm::BasicBlock::Create(context, "entry", vector);
+      auto* loop = llvm::BasicBlock::Create(context, "lane", vector);
+      auto* perform = llvm::BasicBlock::Create(context, "perform", vector);
+      auto* next = llvm::BasicBlock::Create(context, "next", vector);
+      auto* done = llvm::BasicBlock::Create(context, "done", vector);
+      llvm::IRBuilder<> lanes(entry);
+      lanes.CreateBr(loop);
+      lanes.SetInsertPoint(loop);
+      llvm::PHINode* lane = lanes.CreatePHI(lanes.getInt32Ty(), 2, "lane");
+      llvm::PHINode* answers = lanes.CreatePHI(vector->getReturnType(), 2, "answers");
+      lane->addIncoming(lanes.getInt32(0), entry);
+      answers->addIncoming(llvm::PoisonValue::get(vector->getReturnType()), entry);
+      if (masked) lanes.CreateCondBr(lanes.CreateExtractElement(vector->getArg(operands.size()), lane), perform, next);
+      else lanes.CreateBr(perform);
+      lanes.SetInsertPoint(perform);
+      std::vector<Value*> arguments;
+      for (unsigned index = 0; index < operands.size(); ++index) arguments.push_back(lanes.CreateExtractElement(vector->getArg(index), lane));
+      Value* answered = lanes.CreateInsertElement(answers, lanes.CreateCall(scalar, arguments), lane);
+      lanes.CreateBr(next);
+      lanes.SetInsertPoint(next);
+      llvm::PHINode* merged = lanes.CreatePHI(answers->getType(), 2);
+      merged->addIncoming(answered, perform);
+      if (masked) merged->addIncoming(answers, loop);
+      Value* following = lanes.CreateAdd(lane, lanes.getInt32(1));
+      lane->addIncoming(following, next);
+      answers->addIncoming(merged, next);
+      keep_rolled(lanes.CreateCondBr(lanes.CreateICmpULT(following, lanes.getInt32(warp_lanes)), loop, done));
+      lanes.SetInsertPoint(done);
+      lanes.CreateRet(merged);
       llvm::appendToCompilerUsed(module, {vector});
     }
     llvm::CallInst* call = call_lane_function(atomic, scalar, operands);
