@@ -215,7 +215,7 @@ CachedCompile compile_with_cache(std::string_view ptx_text, const ptx::CompileOp
 }
 
 size_t run_in_parallel(size_t count, const std::function<void(size_t index)>& work) {
-  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), count);
+  size_t threads = std::min<size_t>(usable_core_count(), count);
   if (threads <= 1) {
     for (size_t index = 0; index < count; ++index) work(index);
     return 1;

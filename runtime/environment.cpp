@@ -1,8 +1,12 @@
 #include "runtime/environment.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 namespace xcuda::runtime {
 namespace {
@@ -169,6 +173,13 @@ bool parse_device_map(std::string_view text, std::vector<int>& map) {
 const Environment& environment() {
   static const Environment instance = read_environment();
   return instance;
+}
+
+unsigned usable_core_count() {
+  cpu_set_t cores;
+  if (sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&cores));
+  return std::max(std::thread::hardware_concurrency(), 1u);
 }
 
 }  // namespace xcuda::runtime

@@ -42,6 +42,10 @@ struct Environment {
 
 const Environment& environment();
 
+// The cores this process may run on (its CPU affinity, which taskset and container CPU sets
+// narrow), at least 1.
+unsigned usable_core_count();
+
 // Reads "cuda:hip,cuda:hip…" into `map`: the CUDA ordinals must be 0…n-1, each once, and no HIP
 // ordinal may appear twice. Leaves `map` alone and returns false otherwise.
 bool parse_device_map(std::string_view text, std::vector<int>& map);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "runtime/cache_dump.h"
 #include "runtime/code_cache.h"
@@ -48,7 +47,7 @@ std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
   if (!info.globals.empty() || info.kernels.empty()) {
     // One unit, so every kernel waits for all: a large module's compile in shares on threads.
     ptx::CompileOptions whole = base;
-    whole.threads = std::max(1u, std::thread::hardware_concurrency());
+    whole.threads = usable_core_count();
     return {whole};
   }
   std::vector<ptx::CompileOptions> units(info.kernels.size(), base);

@@ -34,7 +34,7 @@ size_t page_size() {
 HostBackend::HostBackend(const HostBackendOptions& options) {
   const unsigned device_count =
       options.device_count ? options.device_count : environment().host_devices;
-  const unsigned workers = options.worker_count ? options.worker_count : host::usable_core_count();
+  const unsigned workers = options.worker_count ? options.worker_count : usable_core_count();
   devices_.resize(device_count);
   for (unsigned index = 0; index < device_count; ++index) {
     // The cores are shared out as evenly as they go, every device getting at least one worker.

@@ -1,6 +1,5 @@
 #include "runtime/host/host_properties.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <fstream>
 #include <string>
 #include <string_view>
-#include <thread>
 
 namespace xcuda::runtime::host {
 namespace {
@@ -89,13 +87,6 @@ void machine_uuid(std::string_view cpu_model, unsigned device_index, uint8_t (&u
 }
 
 }  // namespace
-
-unsigned usable_core_count() {
-  cpu_set_t cores;
-  if (sched_getaffinity(0, sizeof cores, &cores) == 0 && CPU_COUNT(&cores) > 0)
-    return static_cast<unsigned>(CPU_COUNT(&cores));
-  return std::max(std::thread::hardware_concurrency(), 1u);
-}
 
 DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigned worker_count,
                                    unsigned device_index) {

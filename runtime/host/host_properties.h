@@ -6,9 +6,6 @@
 
 namespace xcuda::runtime::host {
 
-// The cores this process may run on (its CPU affinity), at least 1.
-unsigned usable_core_count();
-
 // `device_index` tells apart the devices XCUDA_HOST_DEVICES makes of one CPU: each gets a UUID
 // and PCI bus id of its own, as distinct GPUs have.
 DeviceProperties describe_host_cpu(int compute_major, int compute_minor, unsigned worker_count,

@@ -2,7 +2,6 @@
 // look inside fatbins.
 #include <unistd.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -13,10 +12,10 @@
 #include <iterator>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "ptx/compiler.h"
+#include "runtime/environment.h"
 #include "src/cli/commands.h"
 
 namespace xcuda::cli {
@@ -87,7 +86,7 @@ int compile(int argc, char** argv) {
   std::string input, output, target = "host", code_object = "5";
   bool check_only = false, time_passes = false;
   int optimization_level = 3;
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = runtime::usable_core_count();
   std::string ir_prefix;
   std::vector<std::string> kernels;
   for (int index = 0; index < argc; ++index) {
