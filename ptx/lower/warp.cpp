@@ -56,7 +56,7 @@ Value* member_mask(FunctionLowering& lowering, const Instruction& instruction, s
 // The fold intrinsic over the offers of the lanes in `participants` (see warp_folds.h).
 Value* fold(FunctionLowering& lowering, WarpFold kind, Value* participants, Value* value) {
   auto& builder = lowering.builder();
-  llvm::Function* intrinsic = lowering.module().intrinsic(warp_fold_intrinsic(kind), builder.getInt32Ty(),
+  llvm::Function* intrinsic = lowering.module().intrinsic(warp_fold_name(kind), builder.getInt32Ty(),
                                                           {builder.getPtrTy(), builder.getInt32Ty(), builder.getInt64Ty()});
   intrinsic->setOnlyReadsMemory();
   return builder.CreateCall(intrinsic, {lowering.thread_context(), participants, builder.CreateZExt(value, builder.getInt64Ty())});

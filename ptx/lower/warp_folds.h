@@ -33,12 +33,12 @@ inline constexpr std::array<std::string_view, 10> warp_fold_names{"ballot", "equ
                                                                   "xor", "umin", "umax", "smin", "smax"};
 inline constexpr std::string_view warp_fold_prefix = "xcuda.warp.fold.";
 
-inline std::string warp_fold_intrinsic(WarpFold fold) {
-  return std::string(warp_fold_prefix) + std::string(warp_fold_names[static_cast<size_t>(fold)]);
+// `prefix` followed by the fold's name: by default the intrinsic's name.
+inline std::string warp_fold_name(WarpFold fold, std::string_view prefix = warp_fold_prefix) {
+  return std::string(prefix) + std::string(warp_fold_names[static_cast<size_t>(fold)]);
 }
 
-// The fold that `name`, `prefix` followed by one of warp_fold_names, calls for, if it is one: by
-// default the intrinsic's name.
+// The inverse of warp_fold_name, if `name` is one.
 inline std::optional<WarpFold> warp_fold_of(std::string_view name, std::string_view prefix = warp_fold_prefix) {
   if (!name.starts_with(prefix)) return std::nullopt;
   name.remove_prefix(prefix.size());

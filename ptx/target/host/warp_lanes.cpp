@@ -28,14 +28,11 @@ constexpr const char* lane_peer = "xcuda.lanes.peer";
 constexpr const char* atomic_prefix = "xcuda.lanes.atomic.";
 constexpr std::string_view lane_fold_prefix = "xcuda.lanes.fold.";
 
-// i32 fold(i32 participants, i64 value, i64 offer): a warp fold given the lane's offer at the
-// exchange before it.
-std::string lane_fold(WarpFold kind) { return std::string(lane_fold_prefix) + std::string(warp_fold_names[static_cast<size_t>(kind)]); }
-
-// Every scalar lane function's name.
+// Every scalar lane function's name. A fold's, i32 fold(i32 participants, i64 value, i64 offer),
+// is given the lane's offer at the exchange before it.
 std::vector<std::string> lane_function_names() {
   std::vector<std::string> names{lane_exchange, lane_peer};
-  for (size_t kind = 0; kind < warp_fold_names.size(); ++kind) names.push_back(lane_fold(static_cast<WarpFold>(kind)));
+  for (size_t kind = 0; kind < warp_fold_names.size(); ++kind) names.push_back(warp_fold_name(static_cast<WarpFold>(kind), lane_fold_prefix));
   return names;
 }
 
@@ -261,8 +258,8 @@ bool call_atomics(llvm::Function& function) {
     for (unsigned index = 0; index < operands.size(); ++index) performed->setOperand(index, scalar->getArg(index));
     builder.Insert(performed);
     builder.CreateRet(swap != nullptr ? builder.CreateExtractValue(performed, 0) : performed);
-    // A loop over the lanes: written out, the 32 atomics and their branches made long blocks,
-    // whose scheduling took a quarter of a warp-atomics kernel's code generation.
+    // A loop over the lanes: written out, the 32 atomics and their branches were a quarter of
+    // a warp-atomics kernel's code.
     for (bool masked : {false, true}) {
       auto* vector = llvm::Function::Create(vector_form_type(scalar->getFunctionType(), masked), llvm::GlobalValue::InternalLinkage,
                                             vector_name(scalar->getName(), masked), module);
@@ -370,7 +367,7 @@ bool use_lane_exchanges(llvm::Function& function) {
         replacement = call_lane_function(call, peer, {call->getArgOperand(1), offer});
       } else if (auto fold = warp_fold_of(called->getName())) {
         if (offer == nullptr) return false;
-        llvm::Function* folding = declare_lane_function(module, lane_fold(*fold), llvm::FunctionType::get(i32, {i32, i64, i64}, false),
+        llvm::Function* folding = declare_lane_function(module, warp_fold_name(*fold, lane_fold_prefix), llvm::FunctionType::get(i32, {i32, i64, i64}, false),
                                                         LaneFunction::peer);
         replacement = call_lane_function(call, folding, {call->getArgOperand(1), call->getArgOperand(2), offer});
       } else {
