@@ -173,8 +173,8 @@ TEST(PtxWarp, VotesMatchesAndReductionsKeepTheWarpPath) {
 }
 
 // A loop of a different trip count in each lane keeps a warp's lanes from becoming vectors: the
-// switch goes off, and whole warps run the fallback, which is then vectorised after all
-// (warp_lanes.h, fallback_loop_properties).
+// switch goes off, and whole warps run the fallback, which is then optimised fully after all
+// (warp_lanes.h, warp_lanes_fallback_attribute).
 TEST(PtxWarp, LanesThatLoopApartRunTheFallbackInWholeWarps) {
   WarpKernel kernel("\tand.b32 %r4, %r3, 7;\n\tmov.u32 %r5, 0;\n\tmov.u32 %r6, %r1;\n"
                     "LOOP:\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 bra DONE;\n\tmad.lo.u32 %r6, %r6, 3, %r5;\n"

@@ -29,9 +29,7 @@ using llvm::Value;
 // keeps the loop from being taken as parallel unless that bookkeeping becomes registers.
 class ThreadLoopAccesses {
  public:
-  // `fallback`: the loops are a warp path's fallback, left scalar (see fallback_loop_properties).
-  explicit ThreadLoopAccesses(llvm::LLVMContext& context, bool fallback = false)
-      : group_(llvm::MDNode::getDistinct(context, {})), fallback_(fallback) {}
+  explicit ThreadLoopAccesses(llvm::LLVMContext& context) : group_(llvm::MDNode::getDistinct(context, {})) {}
 
   template <class Instruction>
   Instruction* tag(Instruction* instruction) const {
@@ -50,8 +48,6 @@ class ThreadLoopAccesses {
       operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.width"),
                                                      llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, warp_lanes))}));
       operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
-    } else if (fallback_) {
-      for (llvm::Metadata* property : fallback_loop_properties(context)) operands.push_back(property);
     }
     auto* loop = llvm::MDNode::getDistinct(context, operands);
     loop->replaceOperandWith(0, loop);
@@ -60,7 +56,6 @@ class ThreadLoopAccesses {
 
  private:
   llvm::MDNode* group_;
-  bool fallback_;
 };
 
 // Emits `for z < depth, for y < height, for x_begin <= x < width: body(x, y, z)` at the
@@ -149,9 +144,8 @@ constexpr size_t most_regions_inlined = 24;
 // threads waiting at a block barrier for the next round: that thread has yet to arrive at the
 // barrier.
 // A kernel split for warp lanes runs `by_warps`: a block of whole warps whose threads never part
-// ways (see split_for_warp_lanes), its regions with lane exchanges warp by warp. Its code split
-// at every exchange, for the blocks the warp path does not take, is a `fallback`.
-enum class RegionLoops { by_threads, by_warps, fallback };
+// ways (see split_for_warp_lanes), its regions with lane exchanges warp by warp.
+enum class RegionLoops { by_threads, by_warps };
 
 void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& kernel, const std::array<Value*, 3>& extent,
                           Value* thread, Value* parameters,
@@ -159,7 +153,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   const bool by_warps = loops == RegionLoops::by_warps;
   llvm::Function* block = builder.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = block->getContext();
-  ThreadLoopAccesses accesses(context, loops == RegionLoops::fallback);
+  ThreadLoopAccesses accesses(context);
   kernel.function->addFnAttr(kernel.regions.size() <= most_regions_inlined ? llvm::Attribute::AlwaysInline
                                                                                      : llvm::Attribute::NoInline);
   llvm::Type* wide = builder.getInt64Ty();
@@ -460,31 +454,43 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     builder.CreateStore(frame, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
     return thread;
   };
-  Value* thread = new_thread_context();
-  std::array<Value*, 3> extent{};
-  for (uint32_t axis = 0; axis < 3; ++axis)
-    extent[axis] = load_block_dimension(builder, frame, axis);
+  auto block_extent = [&] {
+    std::array<Value*, 3> extent{};
+    for (uint32_t axis = 0; axis < 3; ++axis)
+      extent[axis] = load_block_dimension(builder, frame, axis);
+    return extent;
+  };
   auto enter_thread = [&](Value* context, const std::array<Value*, 3>& index) {
     for (uint32_t axis = 0; axis < 3; ++axis)
       builder.CreateStore(index[axis], builder.CreateConstGEP1_64(builder.getInt8Ty(), context, thread_index_offset + 4 * axis));
   };
-  llvm::BasicBlock* finish = nullptr;
   if (by_warps) {
-    // A context of its own: the region-by-region code may pass its context to calls (see
-    // most_regions_inlined), after which LLVM could no longer keep this one in registers.
     Value* warp_thread = new_thread_context();
+    std::array<Value*, 3> extent = block_extent();
     auto* warps = llvm::BasicBlock::Create(context, "by_warps", block);
     auto* threads = llvm::BasicBlock::Create(context, "by_threads", block);
-    finish = llvm::BasicBlock::Create(context, "finish", block);
     Value* whole_warps = builder.CreateICmpEQ(builder.CreateAnd(extent[0], warp_lanes - 1), builder.getInt32(0));
     builder.CreateCondBr(builder.CreateAnd(whole_warps, load_warp_lanes_switch(builder, name)), warps, threads);
     builder.SetInsertPoint(warps);
     // The same width, which LLVM then knows to be whole warps: a lane is then x modulo 32.
     std::array<Value*, 3> warp_extent{builder.CreateAnd(extent[0], ~(warp_lanes - 1)), extent[1], extent[2]};
     run_region_by_region(builder, *by_warps, warp_extent, warp_thread, parameters, enter_thread, RegionLoops::by_warps);
-    builder.CreateBr(finish);
+    builder.CreateRetVoid();
+    // The other blocks run the region-by-region code, a function of its own (see warp_lanes.h).
+    auto* fallback = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name + ".fallback", module);
+    fallback->copyAttributesFrom(block);
+    fallback->setLinkage(llvm::GlobalValue::InternalLinkage);
+    fallback->addFnAttr(llvm::Attribute::NoInline);
+    fallback->addFnAttr(warp_lanes_fallback_attribute);
     builder.SetInsertPoint(threads);
+    builder.CreateCall(fallback, {parameters, frame});
+    builder.CreateRetVoid();
+    builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", fallback));
+    parameters = fallback->getArg(0);
+    frame = fallback->getArg(1);
   }
+  Value* thread = new_thread_context();
+  std::array<Value*, 3> extent = block_extent();
   if (!resumable) {
     ThreadLoopAccesses accesses(context);
     kernel.addFnAttr(llvm::Attribute::AlwaysInline);
@@ -493,13 +499,11 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
       accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
     }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr);
   } else {
-    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread,
-                         by_warps ? RegionLoops::fallback : RegionLoops::by_threads);
+    run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread, RegionLoops::by_threads);
+    // Not inlined, the regions are as rarely run as the fallback that calls them.
+    if (by_warps && resumable->function->hasFnAttribute(llvm::Attribute::NoInline))
+      resumable->function->addFnAttr(warp_lanes_fallback_attribute);
     kernel.eraseFromParent();
-  }
-  if (finish != nullptr) {
-    builder.CreateBr(finish);
-    builder.SetInsertPoint(finish);
   }
   builder.CreateRetVoid();
   // The block-wide copies of uniform values are counted as if every thread had them: a bound.

@@ -69,8 +69,8 @@ auto loop_passes(bool memory_ssa, Passes&&... passes) {
 // Lane exchanges first: they bring back the atomics they held, which may be block-local.
 // LaneExchanges is needed at every level: it switches a kernel's warp path off when its lanes did
 // not become vectors.
-void add_last_passes(llvm::ModulePassManager& passes) {
-  passes.addPass(LaneExchanges());
+void add_last_passes(llvm::ModulePassManager& passes, llvm::FunctionPassManager fallback_optimization) {
+  passes.addPass(LaneExchanges(std::move(fallback_optimization)));
   passes.addPass(llvm::createModuleToFunctionPassAdaptor(BlockLocalAtomics()));
 }
 
@@ -79,7 +79,7 @@ llvm::ModulePassManager quick_pipeline() {
   llvm::ModulePassManager passes;
   passes.addPass(llvm::AlwaysInlinerPass());
   passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
-  add_last_passes(passes);
+  add_last_passes(passes, llvm::FunctionPassManager());
   return passes;
 }
 
@@ -89,11 +89,13 @@ llvm::ModulePassManager quick_pipeline() {
 // Those loops want their uniform code hoisted and their uniform branches taken out, the loop
 // over a tid == 0 test peeled down to one thread, and vectorising across threads. The full -O3
 // list took twice the time for no faster kernels in the benchmark suite (tests/bench).
-llvm::ModulePassManager optimizing_pipeline() {
-  llvm::ModulePassManager passes;
-  // Each function once, before the thread loops make copies of it.
-  passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
-  passes.addPass(llvm::AlwaysInlinerPass());
+//
+// A warp path's fallback (see warp_lanes.h) goes without the passes that copy code: non-trivial
+// unswitching, unrolling and the vectoriser. On tests/cuda/whole_warps.cu's module that took
+// the optimiser and code generator from 1.15 to 0.78 s; the benchmark suite's reduce_shuffle,
+// forced onto its fallback, ran in 36-39 ms instead of 24-25 (30 ms with them; its warp path:
+// 0.8 ms).
+llvm::FunctionPassManager optimization(bool fallback) {
   // The simplification again, in -O3's order and with MemorySSA: each inlined copy now sees its
   // region's resume point as a constant, and per-thread stores followed by loads of them.
   llvm::FunctionPassManager function;
@@ -102,7 +104,7 @@ llvm::ModulePassManager optimizing_pipeline() {
   function.addPass(llvm::SimplifyCFGPass());
   combine_instructions(function);
   function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions()), llvm::LoopRotatePass(),
-                               llvm::LICMPass(llvm::LICMOptions()), llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/true)));
+                               llvm::LICMPass(llvm::LICMOptions()), llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/!fallback)));
   function.addPass(llvm::SimplifyCFGPass());
   function.addPass(loop_passes(/*memory_ssa=*/false, llvm::IndVarSimplifyPass(), llvm::LoopDeletionPass(), llvm::LoopFullUnrollPass(3)));
   function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
@@ -117,17 +119,33 @@ llvm::ModulePassManager optimizing_pipeline() {
   // Peeling leaves loops that do nothing; deleting them keeps the vectoriser off them.
   function.addPass(loop_passes(/*memory_ssa=*/false, llvm::LoopRotatePass(), llvm::LoopDeletionPass()));
   function.addPass(NarrowLaneIndices());
-  function.addPass(llvm::LoopVectorizePass());
+  if (!fallback) function.addPass(llvm::LoopVectorizePass());
   combine_instructions(function);
   function.addPass(llvm::SimplifyCFGPass());
-  function.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(3)));
+  if (!fallback) function.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(3)));
   function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions())));
   function.addPass(llvm::SimplifyCFGPass());
-  passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(function)));
+  return function;
+}
+
+// Each function through optimization(), a fallback without what copies code.
+struct FunctionOptimization : llvm::PassInfoMixin<FunctionOptimization> {
+  llvm::PreservedAnalyses run(llvm::Function& function, llvm::FunctionAnalysisManager& analyses) {
+    return (function.hasFnAttribute(warp_lanes_fallback_attribute) ? fallback : other).run(function, analyses);
+  }
+  llvm::FunctionPassManager other = optimization(false), fallback = optimization(true);
+};
+
+llvm::ModulePassManager optimizing_pipeline() {
+  llvm::ModulePassManager passes;
+  // Each function once, before the thread loops make copies of it.
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
+  passes.addPass(llvm::AlwaysInlinerPass());
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(FunctionOptimization()));
   // Functions the thread loops inlined everywhere still call the target's intrinsics, which only
   // the block functions' code defines.
   passes.addPass(llvm::GlobalDCEPass());
-  add_last_passes(passes);
+  add_last_passes(passes, optimization(false));
   return passes;
 }
 
@@ -165,7 +183,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
     // AMDGPU's own passes join LLVM's default pipeline through its TargetMachine's callbacks,
     // and its code generator depends on them.
     builder.registerPeepholeEPCallback([](llvm::FunctionPassManager& passes, llvm::OptimizationLevel) { add_cleanups(passes); });
-    builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) { add_last_passes(passes); });
+    builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& passes, llvm::OptimizationLevel) { add_last_passes(passes, llvm::FunctionPassManager()); });
     builder.buildPerModuleDefaultPipeline(optimization_level == 2 ? llvm::OptimizationLevel::O2 : llvm::OptimizationLevel::O3)
         .run(module, modules);
   }

@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <vector>
 
-#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/Analysis/VectorUtils.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
-#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include "lower/intrinsics.h"
 #include "lower/rolled_loop.h"
@@ -386,33 +385,6 @@ bool is_lane_exchange(const llvm::Instruction& instruction) {
                                warp_fold_of(called->getName(), lane_fold_prefix));
 }
 
-namespace {
-
-constexpr const char* fallback_property = "xcuda.loop.fallback";
-
-// Lets the vectoriser at the fallback loops of `function`, whose warp path is gone; returns
-// whether it had any.
-bool release_fallback_loops(llvm::Function& function) {
-  bool released = false;
-  for (llvm::BasicBlock& block : function) {
-    llvm::Instruction* back_edge = block.getTerminator();
-    llvm::MDNode* loop = back_edge != nullptr ? back_edge->getMetadata(llvm::LLVMContext::MD_loop) : nullptr;
-    if (loop == nullptr || !llvm::findOptionMDForLoopID(loop, fallback_property)) continue;
-    back_edge->setMetadata(llvm::LLVMContext::MD_loop,
-                           llvm::makePostTransformationMetadata(function.getContext(), loop, {"llvm.loop.vectorize.enable", fallback_property}, {}));
-    released = true;
-  }
-  return released;
-}
-
-}  // namespace
-
-std::vector<llvm::Metadata*> fallback_loop_properties(llvm::LLVMContext& context) {
-  return {llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
-                                      llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(context))}),
-          llvm::MDNode::get(context, {llvm::MDString::get(context, fallback_property)})};
-}
-
 Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name) {
   llvm::Module& module = *builder.GetInsertBlock()->getModule();
   auto* byte = builder.getInt8Ty();
@@ -490,12 +462,20 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
     clean_up(*function);
     store_known_lanes(*function);
   }
-  // After the clean-up, which deleted the warp path.
-  for (llvm::Function* function : fallen_back) {
-    if (!release_fallback_loops(*function)) continue;
-    functions.invalidate(*function, llvm::PreservedAnalyses::none());
-    llvm::LoopVectorizePass().run(*function, functions);
-    clean_up(*function);
+  // After the clean-up, which deleted the warp path: the block function only calls its fallback,
+  // which may call the kernel's regions.
+  std::vector<llvm::Function*> callers = fallen_back;
+  while (!callers.empty()) {
+    llvm::Function* caller = callers.back();
+    callers.pop_back();
+    for (llvm::Instruction& instruction : llvm::instructions(*caller)) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+      llvm::Function* fallback = call != nullptr ? call->getCalledFunction() : nullptr;
+      if (fallback == nullptr || !fallback->hasFnAttribute(warp_lanes_fallback_attribute)) continue;
+      fallback->removeFnAttr(warp_lanes_fallback_attribute);
+      optimization_.run(*fallback, functions);
+      callers.push_back(fallback);
+    }
   }
   return llvm::PreservedAnalyses::none();
 }

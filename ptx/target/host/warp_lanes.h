@@ -40,23 +40,26 @@ inline constexpr const char* warp_lanes_switch_prefix = "__xcuda_warp_lanes.";
 // The i1 switch of the block function named `block_name`, declared on first use.
 llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::string& block_name);
 
-// The loop properties of a fallback's loops over threads (block_function.cpp): the code a kernel
-// with a warp path runs where that path cannot run, in blocks that are not whole warps wide. The
-// vectoriser leaves them scalar: a region of such code between two exchanges is a few
-// instructions, which the vectoriser multiplied into a vector loop, its remainder and its
-// checks, for nothing. The fallback's time goes to the exchanges, through memory: the benchmark
-// suite's reduce_shuffle ran its fallback in 39.8 and 32.6 ms vectorised, 41.1 and 30.2 scalar
-// (its warp path: 3.1 ms); without those loops, its module compiled in 0.58 s instead of 1.01 s.
-// A kernel whose warp path is switched off (below) has its fallback loops vectorised after all.
-std::vector<llvm::Metadata*> fallback_loop_properties(llvm::LLVMContext& context);
+// The attribute of a block function's fallback (block_function.cpp): its code for the blocks its
+// warp path cannot take, those not whole warps wide, in a function of its own, which the
+// optimiser spares the passes that copy code (optimizer.cpp). A region of that code between two
+// exchanges is a few instructions between passes over per-thread memory, and the fallback's time
+// goes to the exchanges. A kernel whose warp path is switched off (below) has its fallback
+// optimised fully after all.
+inline constexpr const char* warp_lanes_fallback_attribute = "xcuda-warp-lanes-fallback";
 
 // Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles (and a
 // fold as a vector comparison or reduction of the warp's offers),
 // inlines the atomics' calls, turns off the switch of every block function that kept a scalar
-// exchange (removing its warp path and vectorising its fallback instead), and gives the scalar
+// exchange (removing its warp path and optimising its fallback instead), and gives the scalar
 // ones a body that traps (the code that calls them can no longer run).
+// `optimization` is what a fallback that becomes its kernel's only path then goes through.
 struct LaneExchanges : llvm::PassInfoMixin<LaneExchanges> {
+  explicit LaneExchanges(llvm::FunctionPassManager optimization) : optimization_(std::move(optimization)) {}
   llvm::PreservedAnalyses run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses);
+
+ private:
+  llvm::FunctionPassManager optimization_;
 };
 
 }  // namespace xcuda::ptx::host
