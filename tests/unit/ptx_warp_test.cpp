@@ -136,6 +136,33 @@ TEST(PtxWarp, QuarterLaneIndexingKeepsTheWarpPath) {
   EXPECT_TRUE(kernel.runs_warp_by_warp());
 }
 
+// A loop with a shuffle and a block-uniform trip count is cut at its header for the warp path
+// (target/host/barrier_regions.cpp, cut_around_loops): each round is a pass over the block's
+// warps, their lanes as vectors.
+TEST(PtxWarp, UniformLoopAroundAShuffleKeepsTheWarpPath) {
+  constexpr uint32_t trips = 5;
+  WarpKernel kernel("\tmov.u32 %r5, 0;\n\tmov.u32 %r6, %r1;\n\tadd.u32 %r7, %r2, 1;\n\tand.b32 %r7, %r7, 31;\n"
+                    "LOOP:\n\tshfl.sync.idx.b32 %r8, %r6, %r7, 31, -1;\n\tadd.u32 %r6, %r8, %r5;\n"
+                    "\tadd.u32 %r5, %r5, 1;\n\tsetp.lt.u32 %p1, %r5, " + std::to_string(trips) + ";\n\t@%p1 bra LOOP;\n"
+                    "\tmov.u32 %r10, %r6;\n\tmov.u32 %r11, %r5;\n");
+  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+  Words input = sample_input(64);
+  auto [first, second] = kernel.run(input);
+  for (size_t warp = 0; warp < input.size(); warp += 32) {
+    Words values(input.begin() + warp, input.begin() + warp + 32);
+    for (uint32_t trip = 0; trip < trips; ++trip) {
+      Words next(32);
+      for (size_t lane = 0; lane < 32; ++lane) next[lane] = values[(lane + 1) % 32] + trip;
+      values = next;
+    }
+    for (size_t lane = 0; lane < 32; ++lane) {
+      EXPECT_EQ(first[warp + lane], values[lane]) << "thread " << warp + lane;
+      EXPECT_EQ(second[warp + lane], trips) << "thread " << warp + lane;
+    }
+  }
+  EXPECT_TRUE(kernel.runs_warp_by_warp());
+}
+
 // Votes, matches and reductions in whole warps are computed from the vector of a warp's offers
 // (target/host/warp_lanes.cpp, fold_offers), and keep the warp path.
 TEST(PtxWarp, VotesMatchesAndReductionsKeepTheWarpPath) {

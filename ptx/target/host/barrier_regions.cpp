@@ -547,16 +547,22 @@ bool has_cycle(const std::vector<const llvm::BasicBlock*>& blocks) {
 // of blocks around it that are entered and left together (the first dominates the second, which
 // post-dominates the first) with no collective or barrier between them. Between block barriers
 // threads may run in any order, so a kernel without races gives the same answers with the cut.
+// A loop with collectives and no barrier (`for (...) x = __shfl_sync(~0u, x, lane + 1);`) is
+// cut at its header instead: each of its rounds becomes a pass over the block, straight code
+// over a warp's lanes. Its threads must then leave it together (a block-uniform trip count), or
+// the kernel has no warp path.
 void cut_around_loops(llvm::Function& kernel, llvm::Function* barrier) {
   llvm::DominatorTree dominators(kernel);
   llvm::PostDominatorTree post_dominators(kernel);
   llvm::LoopInfo loops(dominators);
-  auto holds_cut = [&](const llvm::BasicBlock& block) {
+  auto holds_exchange = [](const llvm::BasicBlock& block) { return std::any_of(block.begin(), block.end(), is_lane_exchange); };
+  auto holds_barrier = [&](const llvm::BasicBlock& block) {
     return std::any_of(block.begin(), block.end(), [&](const llvm::Instruction& instruction) {
       const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
-      return is_lane_exchange(instruction) || (call != nullptr && call->getCalledFunction() == barrier);
+      return call != nullptr && call->getCalledFunction() == barrier;
     });
   };
+  auto holds_cut = [&](const llvm::BasicBlock& block) { return holds_exchange(block) || holds_barrier(block); };
   // Whether the blocks a thread may run from `entered` until it reaches `left` hold a cut.
   auto cut_between = [&](llvm::BasicBlock* entered, llvm::BasicBlock* left) {
     std::vector<llvm::BasicBlock*> pending{entered};
@@ -588,6 +594,10 @@ void cut_around_loops(llvm::Function& kernel, llvm::Function* barrier) {
   }
   auto* i32 = llvm::Type::getInt32Ty(kernel.getContext());
   auto cut = [&](llvm::Instruction* at) { llvm::CallInst::Create(barrier, {kernel.getArg(0), llvm::ConstantInt::get(i32, 0)}, "", at->getIterator()); };
+  for (llvm::Loop* loop : loops.getLoopsInPreorder()) {
+    auto holds = [&](auto&& test) { return std::any_of(loop->block_begin(), loop->block_end(), [&](llvm::BasicBlock* block) { return test(*block); }); };
+    if (holds(holds_exchange) && !holds(holds_barrier)) cut(&*loop->getHeader()->getFirstInsertionPt());
+  }
   for (auto [entered, left] : around) {
     // In a block of its own: the kernel's first block holds only its allocations.
     cut(llvm::SplitBlock(entered, entered->getTerminator())->getTerminator());
