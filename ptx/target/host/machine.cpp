@@ -3,6 +3,7 @@
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
@@ -17,6 +18,17 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // No loop strength reduction. In the loops over a block's threads, vectorised, each thread's
+    // stored registers and the warp's offers are a use of the loop's index, and the pass spent
+    // its time generating ways to share their address computations: more than half the code
+    // generation of tests/cuda/mma_numerics.cu (0.216 -> 0.096 s), a third of whole_warps.cu's
+    // (0.457 -> 0.306 s), and 0.28 s of a 1.8 MB libcusparse module's 2.37. x86 addresses
+    // fold base + index * scale + offset anyway: over three runs of the benchmark suite
+    // (tests/bench) only barrier_loop ran slower without it (1.06 -> 1.21 ms median), the other
+    // ten within their noise. LLVM has this setting only as a command-line option, which is
+    // process-wide: it reaches code generation for AMDGPU in the same process too.
+    auto& options = llvm::cl::getRegisteredOptions();
+    if (auto found = options.find("disable-lsr"); found != options.end()) found->second->addOccurrence(0, "disable-lsr", "true");
   });
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;
