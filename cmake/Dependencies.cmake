@@ -8,9 +8,10 @@ message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 # spent about 14 ms of every run relocating and paging in the shared libLLVM, as long as ptxas
 # takes for a whole small module. The rest links the shared libLLVM, which keeps the tests' many
 # links fast on two cores.
+set(XCUDA_LLVM_STATIC_TARGETS ${LLVM_NATIVE_ARCH} AMDGPU)
 llvm_map_components_to_libnames(XCUDA_LLVM_ARCHIVES
   core support passes irreader bitreader bitwriter linker object orcjit jitlink lto option targetparser
-  ${LLVM_TARGETS_TO_BUILD})
+  ${XCUDA_LLVM_STATIC_TARGETS})
 add_library(xcuda_llvm INTERFACE)
 target_include_directories(xcuda_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
 target_compile_definitions(xcuda_llvm INTERFACE ${LLVM_DEFINITIONS})
