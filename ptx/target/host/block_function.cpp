@@ -413,9 +413,6 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   std::string name = std::string(host_abi::block_symbol_prefix) + kernel_name;
   auto* block = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, name, module);
   block->addFnAttr(llvm::Attribute::NoUnwind);
-  // Loops over a block's threads are long and regular; on CPUs with 512-bit vectors, LLVM's
-  // default of 256 bits halves their width (sgemm and block_scan ran about 15% faster at 512).
-  block->addFnAttr("prefer-vector-width", "512");
   Value* parameters = block->getArg(0);
   Value* frame = block->getArg(1);
   parameters->setName("parameters");
@@ -526,6 +523,11 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
   kernels->eraseFromParent();
   for (const auto& [kernel, name] : entries)
     if (uint64_t bytes = form_block_function(*kernel, name, warp_paths, diagnostics)) stack_bytes[name] = bytes;
+  // Loops over a block's threads are long and regular; on CPUs with 512-bit vectors, LLVM's
+  // default of 256 bits halves their width (sgemm and block_scan ran about 15% faster at 512).
+  // Every function alike: LLVM builds its description of the CPU once per set of such
+  // attributes, about half a millisecond each.
+  for (llvm::Function& function : module) function.addFnAttr("prefer-vector-width", "512");
   return stack_bytes;
 }
 
