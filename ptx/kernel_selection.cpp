@@ -9,8 +9,11 @@ namespace xcuda::ptx {
 namespace {
 
 // Below this many statements a share costs more than its thread saves: each share parses the
-// text its kernels reach again, and -O3 compiles some 3 000 statements a second.
-constexpr size_t minimum_share_statements = 2000;
+// text its kernels reach again and defines the runtime's services again, about 15 ms of work,
+// and -O3 compiles some 10 000 statements a second (a 1.8 MB libcusparse module, one thread).
+// tests/cuda/mma_numerics.cu's module (7 kernels; six mma.sync, weighed as below) compiled in
+// 0.136 s in two shares, 0.228 s in one.
+constexpr size_t minimum_share_statements = 1000;
 
 // What a statement costs to compile, in plain statements. A warp collective or a matrix
 // instruction on the host is an exchange among a warp's lanes, compiled both as vectors of 32
