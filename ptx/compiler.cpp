@@ -38,7 +38,12 @@ struct Pass {
 // Everything the passes hand each other.
 struct Compilation {
   Compilation(std::span<const Pass> pipeline, std::string_view text, const CompileOptions& options, bool variables_elsewhere)
-      : pipeline(pipeline), text(text), options(options), variables_elsewhere(variables_elsewhere), diagnostics(options.file_name) {}
+      : pipeline(pipeline), text(text), options(options), variables_elsewhere(variables_elsewhere), diagnostics(options.file_name) {
+    // Names of values other than globals are for reading dumps: without them, lowering a 1.8 MB
+    // libcusparse module took 0.065 s instead of 0.10, and optimising it 6% less, for the same
+    // object.
+    context.setDiscardValueNames(options.ir_dump_prefix.empty());
+  }
 
   std::span<const Pass> pipeline;  // the passes this compilation runs
   std::string_view text;
