@@ -142,8 +142,13 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
     load[lightest] += sizes[index];
     share_of[index] = lightest;
   }
+  std::vector<size_t> heaviest_first(shares);
+  std::iota(heaviest_first.begin(), heaviest_first.end(), size_t{0});
+  std::stable_sort(heaviest_first.begin(), heaviest_first.end(), [&](size_t left, size_t right) { return load[left] > load[right]; });
+  std::vector<size_t> position(shares);
+  for (size_t rank = 0; rank < shares; ++rank) position[heaviest_first[rank]] = rank;
   std::vector<std::vector<std::string>> result(shares);
-  for (size_t index = 0; index < kernels.size(); ++index) result[share_of[index]].push_back(kernels[index]);
+  for (size_t index = 0; index < kernels.size(); ++index) result[position[share_of[index]]].push_back(kernels[index]);
   return result;
 }
 
