@@ -475,7 +475,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     builder.CreateRetVoid();
     // The other blocks run the region-by-region code, a function of its own (see warp_lanes.h).
     auto* fallback = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name + ".fallback", module);
-    fallback->copyAttributesFrom(block);
+    fallback->setAttributes(block->getAttributes());
     fallback->addFnAttr(llvm::Attribute::NoInline);
     fallback->addFnAttr(warp_lanes_fallback_attribute);
     builder.SetInsertPoint(threads);
