@@ -93,7 +93,7 @@ llvm::ModulePassManager quick_pipeline() {
 // A warp path's fallback (see warp_lanes.h) goes without the passes that copy code: non-trivial
 // unswitching, unrolling and the vectoriser. On tests/cuda/whole_warps.cu's module that took
 // the optimiser and code generator from 1.15 to 0.78 s; the benchmark suite's reduce_shuffle,
-// forced onto its fallback, ran in 36-39 ms instead of 24-25 (30 ms with them; its warp path:
+// forced onto its fallback, ran in 36-42 ms instead of 24-25 (30 ms with them; its warp path:
 // 0.8 ms).
 llvm::FunctionPassManager optimization(bool fallback) {
   // The simplification again, in -O3's order and with MemorySSA: each inlined copy now sees its
