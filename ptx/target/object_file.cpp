@@ -47,17 +47,17 @@ std::mutex lld_mutex;
 // 1000, building those graphs took 1.19 of block_sum's 2.6 s of code generation in
 // tests/cuda/whole_warps.cu; at 300, 0.11 s. At 300, every object of the nvcc corpus (host) and
 // of whole_warps, mma_numerics and libcusparse (host, gfx90a, gfx1100) came out byte-identical.
-// LLVM has this setting only as a command-line option, which is process-wide.
 void limit_scheduling_regions() {
   static std::once_flag done;
-  std::call_once(done, [] {
-    auto& options = llvm::cl::getRegisteredOptions();
-    auto found = options.find("dag-maps-huge-region");
-    if (found != options.end()) found->second->addOccurrence(0, "dag-maps-huge-region", "300");
-  });
+  std::call_once(done, [] { set_code_generation_option("dag-maps-huge-region", "300"); });
 }
 
 }  // namespace
+
+void set_code_generation_option(std::string_view name, std::string_view value) {
+  auto& options = llvm::cl::getRegisteredOptions();
+  if (auto found = options.find(name); found != options.end()) found->second->addOccurrence(0, name, value);
+}
 
 std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, std::string_view target,
                                  DiagnosticSink& diagnostics) {

@@ -17,6 +17,10 @@ class TargetMachine;
 
 namespace xcuda::ptx {
 
+// Sets a code generator setting that LLVM has only as a command-line option, for the whole
+// process: every target's code generation in it sees the setting.
+void set_code_generation_option(std::string_view name, std::string_view value);
+
 // An empty vector and a diagnostic naming `target` when the machine cannot emit objects.
 std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, std::string_view target,
                                  DiagnosticSink& diagnostics);

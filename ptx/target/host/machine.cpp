@@ -3,13 +3,13 @@
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 
 #include "target/host/host_target.h"
+#include "target/object_file.h"
 
 namespace xcuda::ptx::host {
 
@@ -25,10 +25,9 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
     // (0.457 -> 0.306 s), and 0.28 s of a 1.8 MB libcusparse module's 2.37. x86 addresses
     // fold base + index * scale + offset anyway: over three runs of the benchmark suite
     // (tests/bench) only barrier_loop ran slower without it (1.06 -> 1.21 ms median), the other
-    // ten within their noise. LLVM has this setting only as a command-line option, which is
-    // process-wide: it reaches code generation for AMDGPU in the same process too.
-    auto& options = llvm::cl::getRegisteredOptions();
-    if (auto found = options.find("disable-lsr"); found != options.end()) found->second->addOccurrence(0, "disable-lsr", "true");
+    // ten within their noise. The setting is process-wide: it reaches code generation for AMDGPU
+    // in the same process too.
+    set_code_generation_option("disable-lsr", "true");
   });
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;
