@@ -201,7 +201,8 @@ void host_compile_in_shares(Compilation& compilation) {
 }
 
 void host_optimize(Compilation& compilation) {
-  host::optimize(*compilation.ir, *compilation.machine, compilation.options.optimization_level, compilation.options.cancelled);
+  const CompileOptions& options = compilation.options;
+  host::optimize(*compilation.ir, *compilation.machine, options.optimization_level, options.whole_warp_blocks, options.cancelled);
 }
 
 void host_emit_object(Compilation& compilation) {

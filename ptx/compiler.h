@@ -76,6 +76,12 @@ struct CompileOptions {
   // The .entry kernels to compile, with the functions they reach; empty compiles them all. Lazy
   // loading compiles one kernel at a time, so a launch never waits for the module's others.
   std::vector<std::string> kernels;
+  // Host: the code will run only blocks whose x extent is whole warps (a multiple of 32), as
+  // nearly every launch's are. A kernel that keeps its warp path (target/host/warp_lanes.h) then
+  // goes without its code for other blocks, which costs more to compile than the rest of the
+  // kernel (target/host/unused_fallbacks.h). The runtime compiles a kernel again without this
+  // for a launch of other blocks.
+  bool whole_warp_blocks = false;
   // Host: at most this many threads, each compiling a share of a large module's kernels; their
   // objects are linked into one, of the same code. Not with an IR dump, which shows one module.
   unsigned threads = 1;

@@ -81,6 +81,7 @@ std::string CodeCache::key(std::string_view ptx_text, const ptx::CompileOptions&
   if (options.target == ptx::Target::amdgpu)
     add(options.amdgpu_processor + " code object v" + std::to_string(options.code_object_version));
   add("optimization " + std::to_string(options.optimization_level));
+  if (options.whole_warp_blocks) add("whole warp blocks");
   add("kernels " + std::to_string(options.kernels.size()));
   for (const std::string& kernel : options.kernels) add(kernel);
   add(ptx_text);

@@ -39,7 +39,7 @@ HandleRegistry<Function>& live_functions() {
   return registry;
 }
 
-Expected<LoadedKernel*> Function::kernel() { return module_.loaded_kernel(info_.name); }
+Expected<LoadedKernel*> Function::kernel(uint32_t block_width) { return module_.loaded_kernel(info_.name, block_width); }
 bool Function::loaded() { return module_.kernel_loaded(info_.name); }
 
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
@@ -51,8 +51,10 @@ std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
     return {whole};
   }
   std::vector<ptx::CompileOptions> units(info.kernels.size(), base);
-  for (size_t index = 0; index < units.size(); ++index)
+  for (size_t index = 0; index < units.size(); ++index) {
     units[index].kernels = {info.kernels[index].name};
+    units[index].whole_warp_blocks = base.target == ptx::Target::host;
+  }
   return units;
 }
 
@@ -68,6 +70,12 @@ Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, st
   for (ptx::CompileOptions& options : compile_units(info_, base)) {
     bool whole = options.kernels.empty();
     options.ir_dump_prefix = dump_prefix(key_, whole ? std::nullopt : std::optional(units_.size()));
+    if (options.whole_warp_blocks) {
+      ptx::CompileOptions any_width = options;
+      any_width.whole_warp_blocks = false;
+      if (!any_width.ir_dump_prefix.empty()) any_width.ir_dump_prefix += ".any_width";
+      any_width_units_.push_back(Unit{std::move(any_width), nullptr, std::nullopt, nullptr});
+    }
     units_.push_back(Unit{std::move(options), nullptr, std::nullopt, nullptr});
   }
   live_modules().add(this);
@@ -75,11 +83,12 @@ Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, st
 
 Module::~Module() {
   live_modules().remove(this);
-  for (Unit& unit : units_) {
-    if (!unit.tier_up) continue;
-    std::lock_guard lock(unit.tier_up->mutex);
-    unit.tier_up->cancelled = true;
-  }
+  for (std::vector<Unit>* units : {&units_, &any_width_units_})
+    for (Unit& unit : *units) {
+      if (!unit.tier_up) continue;
+      std::lock_guard lock(unit.tier_up->mutex);
+      unit.tier_up->cancelled = true;
+    }
   if (globals_registered_)
     for (const ptx::GlobalInfo& global : info_.globals)
       if (Expected<void*> address = units_.front().loaded->global(global.name))
@@ -136,7 +145,8 @@ Expected<std::unique_ptr<Module>> Module::load_ptx(Context& context,
 
 std::string Module::describe(const Unit& unit) const {
   if (unit.options.kernels.empty()) return fmt::format("all {} kernels", info_.kernels.size());
-  return fmt::format("kernel {} (1 of {})", unit.options.kernels.front(), info_.kernels.size());
+  return fmt::format("kernel {} (1 of {}){}", unit.options.kernels.front(), info_.kernels.size(),
+                     any_width_units_.empty() || unit.options.whole_warp_blocks ? "" : ", for blocks of any width");
 }
 
 Status Module::prepare(std::vector<Unit*> units) {
@@ -250,21 +260,23 @@ Expected<Function*> Module::function(std::string_view name) {
   return make_error(ErrorCode::not_found, "no kernel named '" + std::string(name) + "'");
 }
 
-Module::Unit& Module::unit_of(std::string_view name) {
+Module::Unit& Module::unit_of(std::string_view name, uint32_t block_width) {
+  std::vector<Unit>& units = block_width % whole_warp != 0 && !any_width_units_.empty() ? any_width_units_ : units_;
   // compile_units: a unit per kernel in the kernels' order, or one unit for all.
-  for (size_t index = 0; index < info_.kernels.size() && units_.size() > 1; ++index)
-    if (info_.kernels[index].name == name) return units_[index];
-  return units_.front();
+  for (size_t index = 0; index < info_.kernels.size() && units.size() > 1; ++index)
+    if (info_.kernels[index].name == name) return units[index];
+  return units.front();
 }
 
 bool Module::kernel_loaded(std::string_view name) {
   std::lock_guard lock(mutex_);
-  return unit_of(name).loaded != nullptr;
+  // Loaded for blocks of either kind: a launch of either ran it.
+  return unit_of(name, whole_warp).loaded != nullptr || unit_of(name, whole_warp - 1).loaded != nullptr;
 }
 
-Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name) {
+Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name, uint32_t block_width) {
   std::lock_guard lock(mutex_);
-  Unit* unit = &unit_of(name);
+  Unit* unit = &unit_of(name, block_width);
   // Every launch comes here: once loaded, nothing to prepare (no vector, no thread count).
   if (unit->loaded) {
     if (unit->tier_up && unit->tier_up->stopped.load(std::memory_order_relaxed)) tier_up(*unit);

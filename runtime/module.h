@@ -23,14 +23,18 @@ namespace xcuda::runtime {
 
 class Module;
 
+inline constexpr uint32_t whole_warp = 32;
+
 class Function {
  public:
   Function(Module& module, const ptx::KernelInfo& info) : module_(module), info_(info) {}
   Module& module() const { return module_; }
   // The description loading found, which launches are checked against.
   const ptx::KernelInfo& info() const { return info_; }
-  // The kernel ready to run, compiled (or read from the code cache) on first use.
-  Expected<LoadedKernel*> kernel();
+  // The kernel ready to run blocks `block_width` threads wide along x, compiled (or read from the
+  // code cache) on first use. A width that is not whole warps may need code of its own
+  // (ptx::CompileOptions::whole_warp_blocks), compiled when a launch first asks for it.
+  Expected<LoadedKernel*> kernel(uint32_t block_width = whole_warp);
   // Whether kernel() would answer without compiling (cuFuncIsLoaded).
   bool loaded();
 
@@ -51,7 +55,8 @@ struct GlobalVariable {
 // `info.kernels`, so that a launch waits for its own kernel only. A module with .global or
 // .const variables is one unit instead: each unit is linked on its own, and the kernels must
 // share one copy of those variables. Each unit is its own code-cache entry. On the host a
-// kernel's unit is compiled in two tiers (tier_up.h).
+// kernel's unit is compiled in two tiers (tier_up.h), for blocks of whole warps; a launch of
+// other blocks has the kernel compiled again, as a unit of its own.
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base);
 
@@ -77,7 +82,7 @@ class Module {
   Expected<Function*> function(std::string_view name);
   // A global's address exists only once its unit is linked: this compiles the module if needed.
   Expected<GlobalVariable> global(std::string_view name);
-  Expected<LoadedKernel*> loaded_kernel(std::string_view name);
+  Expected<LoadedKernel*> loaded_kernel(std::string_view name, uint32_t block_width);
   bool kernel_loaded(std::string_view name);
 
  private:
@@ -101,8 +106,8 @@ class Module {
     std::shared_ptr<TierUp> tier_up;  // set when `loaded` holds the first tier's code
   };
 
-  // The unit that compiles kernel `name`. mutex_ held.
-  Unit& unit_of(std::string_view name);
+  // The unit that compiles kernel `name` for blocks `block_width` wide. mutex_ held.
+  Unit& unit_of(std::string_view name, uint32_t block_width);
 
   Module(Context& context, std::shared_ptr<const std::string> ptx_text, std::string origin,
          std::string key, ptx::ModuleInfo info);
@@ -126,6 +131,8 @@ class Module {
   std::string key_;  // the whole module's cache key: names its dumps
   ptx::ModuleInfo info_;
   std::vector<Unit> units_;
+  // Where units_ are compiled for blocks of whole warps only: the same units for other blocks.
+  std::vector<Unit> any_width_units_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Function>, std::less<>> functions_;
   bool globals_registered_ = false;

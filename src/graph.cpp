@@ -115,7 +115,7 @@ CUresult prepare_kernel(const char* function, const Parameters* parameters, Shar
                                             parameters->extra, false, packed);
       status != CUDA_SUCCESS)
     return status;
-  auto loaded = resolved->kernel();
+  auto loaded = resolved->kernel(shape.block[0]);
   if (!loaded) return api::fail(function, loaded.error());
   result = make_launch(handle, *resolved, **loaded, shape, std::move(packed));
   return CUDA_SUCCESS;

@@ -137,7 +137,8 @@ CUresult launch(const char* function_name, CUfunction handle, runtime::LaunchSha
                                               shape.cooperative, parameters);
       prepared != CUDA_SUCCESS)
     return prepared;
-  Expected<runtime::LoadedKernel*> loaded = function.kernel();  // compiles on first launch
+  // Compiles on first launch (and on the first of blocks not whole warps wide).
+  Expected<runtime::LoadedKernel*> loaded = function.kernel(shape.block[0]);
   if (!loaded) return api::fail(function_name, loaded.error());
   bool captured = false;
   if (CUresult capture = api::capture_launch(function_name, *stream, handle, function, **loaded,

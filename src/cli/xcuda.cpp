@@ -31,6 +31,8 @@ constexpr std::string_view usage =
     "                                         -O3 by default, -O1 the runtime's quick first tier;\n"
     "                                         a large module on every hardware thread by default;\n"
     "                                         only the kernels named, as lazy loading compiles one\n"
+    "        [--whole-warp-blocks]            for blocks whole warps wide only, as the runtime\n"
+    "                                         compiles for launches of such blocks\n"
     "  xcuda compile --check FILE.ptx         only parse, check and lower to LLVM IR; write nothing\n"
     "        [--time-passes] [--emit-llvm PREFIX]   print each pass's time; write PREFIX.{un,}optimized.ll\n"
     "  xcuda info                             list the backend, its devices and the code cache\n"
@@ -84,7 +86,7 @@ int run(int argc, char** argv) {
 
 int compile(int argc, char** argv) {
   std::string input, output, target = "host", code_object = "5";
-  bool check_only = false, time_passes = false;
+  bool check_only = false, time_passes = false, whole_warp_blocks = false;
   int optimization_level = 3;
   unsigned threads = runtime::usable_core_count();
   std::string ir_prefix;
@@ -94,6 +96,7 @@ int compile(int argc, char** argv) {
     if (argument == "-o" && index + 1 < argc) output = argv[++index];
     else if (argument == "--check") check_only = true;
     else if (argument == "--time-passes") time_passes = true;
+    else if (argument == "--whole-warp-blocks") whole_warp_blocks = true;
     else if (argument == "--emit-llvm" && index + 1 < argc) ir_prefix = argv[++index];
     else if (argument == "--target" && index + 1 < argc) target = argv[++index];
     else if (argument == "--kernel" && index + 1 < argc) kernels.push_back(argv[++index]);
@@ -128,6 +131,7 @@ int compile(int argc, char** argv) {
   options.optimization_level = optimization_level;
   options.threads = threads;
   options.kernels = kernels;
+  options.whole_warp_blocks = whole_warp_blocks;
   xcuda::ptx::CompileResult result =
       check_only ? xcuda::ptx::check_and_lower(text, options) : xcuda::ptx::compile(text, options);
   if (time_passes)

@@ -173,6 +173,60 @@ TEST_F(LaunchApi, FunctionsLoadOnFirstUseOrWhenAskedTo) {
   EXPECT_EQ(cuFuncLoad(nullptr), CUDA_ERROR_INVALID_HANDLE);
 }
 
+// A kernel with a warp exchange is compiled for blocks of whole warps (its launches' usual
+// width), and again, for every width, when a launch of other blocks first comes: each launch
+// must run code that handles its blocks (runtime/module.h, compile_units).
+TEST_F(LaunchApi, BlocksNotWholeWarpsWideGetCodeForThem) {
+  static constexpr char ptx[] = R"PTX(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry neighbour(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<6>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r2, [%rd4];
+  shfl.sync.bfly.b32 %r3, %r2, 1, 31, -1;
+  add.u64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r3;
+  ret;
+}
+)PTX";
+  CUmodule module = nullptr;
+  ASSERT_EQ(cuModuleLoadData(&module, ptx), CUDA_SUCCESS);
+  CUfunction neighbour = nullptr;
+  ASSERT_EQ(cuModuleGetFunction(&neighbour, module, "neighbour"), CUDA_SUCCESS);
+  constexpr unsigned most = 96;
+  CUdeviceptr in = 0, out = 0;
+  ASSERT_EQ(cuMemAlloc_v2(&in, most * sizeof(uint32_t)), CUDA_SUCCESS);
+  ASSERT_EQ(cuMemAlloc_v2(&out, most * sizeof(uint32_t)), CUDA_SUCCESS);
+  std::vector<uint32_t> values(most);
+  for (unsigned index = 0; index < most; ++index) values[index] = index * 2654435761u;
+  ASSERT_EQ(cuMemcpyHtoD_v2(in, values.data(), most * sizeof(uint32_t)), CUDA_SUCCESS);
+  void* arguments[] = {&in, &out};
+  // A partial warp of 16 lanes: lane 47 reads lane 46, as in a whole warp.
+  for (unsigned width : {48u, 64u, 96u, 80u, 64u}) {
+    ASSERT_EQ(cuMemsetD32_v2(out, 0xDEADBEEF, most), CUDA_SUCCESS);
+    ASSERT_EQ(cuLaunchKernel(neighbour, 1, 1, 1, width, 1, 1, 0, nullptr, arguments, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(cuCtxSynchronize(), CUDA_SUCCESS) << width << " threads";
+    std::vector<uint32_t> result(most);
+    ASSERT_EQ(cuMemcpyDtoH_v2(result.data(), out, most * sizeof(uint32_t)), CUDA_SUCCESS);
+    for (unsigned thread = 0; thread < width; ++thread)
+      ASSERT_EQ(result[thread], values[thread ^ 1]) << width << " threads, thread " << thread;
+    CUfunctionLoadingState state = CU_FUNCTION_LOADING_STATE_MAX;
+    ASSERT_EQ(cuFuncIsLoaded(&state, neighbour), CUDA_SUCCESS);
+    EXPECT_EQ(state, CU_FUNCTION_LOADING_STATE_LOADED) << width << " threads";
+  }
+  EXPECT_EQ(cuMemFree_v2(in), CUDA_SUCCESS);
+  EXPECT_EQ(cuMemFree_v2(out), CUDA_SUCCESS);
+  EXPECT_EQ(cuModuleUnload(module), CUDA_SUCCESS);
+}
+
 TEST_F(LaunchApi, ModuleEnumeratesItsFunctionsInOrder) {
   kernel("add_one");  // loads the module
   unsigned count = 0;

@@ -36,11 +36,22 @@ std::vector<PrintfCall>& LoadedModule::printed() {
   return calls;
 }
 
-LoadedModule::LoadedModule(std::string_view ptx, int optimization_level, unsigned threads) {
+namespace {
+
+CompileOptions options_for(int optimization_level, unsigned threads) {
   CompileOptions options;
   options.file_name = "test.ptx";
   options.optimization_level = optimization_level;
   options.threads = threads;
+  return options;
+}
+
+}  // namespace
+
+LoadedModule::LoadedModule(std::string_view ptx, int optimization_level, unsigned threads)
+    : LoadedModule(ptx, options_for(optimization_level, threads)) {}
+
+LoadedModule::LoadedModule(std::string_view ptx, const CompileOptions& options) {
   result_ = compile(ptx, options);
   if (!result_.ok()) return;
   llvm::InitializeNativeTarget();

@@ -43,6 +43,8 @@ class LoadedModule {
   // Compiles `ptx` (CompileOptions::threads: `threads`) and links the object; check
   // `diagnostics()` when `ok()` is false.
   explicit LoadedModule(std::string_view ptx, int optimization_level = 3, unsigned threads = 1);
+  // The same, with the options given.
+  LoadedModule(std::string_view ptx, const CompileOptions& options);
   ~LoadedModule();
 
   bool ok() const { return ok_; }
@@ -50,6 +52,7 @@ class LoadedModule {
   std::string diagnostics_text() const;
   const ModuleInfo& info() const { return result_.module; }
   const std::vector<PassTime>& pass_times() const { return result_.pass_times; }
+  size_t object_bytes() const { return result_.object.size(); }
   const KernelInfo& kernel(std::string_view name) const;
   void* global(std::string_view name) const;
 

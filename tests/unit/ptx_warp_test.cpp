@@ -22,10 +22,13 @@ using Words = std::vector<uint32_t>;
 // thread index; the body leaves its answer in %r10 (and a second one in %r11).
 class WarpKernel {
  public:
-  explicit WarpKernel(std::string_view body) : module_(wrap(body)) {}
+  // `whole_warp_blocks`: compiled, as the runtime compiles for such launches, to run only blocks
+  // whose width is whole warps (CompileOptions::whole_warp_blocks).
+  explicit WarpKernel(std::string_view body, bool whole_warp_blocks = false) : module_(wrap(body), options(whole_warp_blocks)) {}
 
   std::string diagnostics() const { return module_.diagnostics_text(); }
   bool ok() const { return module_.ok(); }
+  size_t object_bytes() const { return module_.object_bytes(); }
 
   // Whether a block of whole warps runs warp by warp, its lanes as the elements of vectors
   // (target/host/warp_lanes.h): the kernel's switch is then defined, and on.
@@ -48,6 +51,13 @@ class WarpKernel {
   }
 
  private:
+  static CompileOptions options(bool whole_warp_blocks) {
+    CompileOptions options;
+    options.file_name = "warp.ptx";
+    options.whole_warp_blocks = whole_warp_blocks;
+    return options;
+  }
+
   static std::string wrap(std::string_view body) {
     return std::string(".version 8.0\n.target sm_80\n.address_size 64\n"
                        ".visible .entry warp(.param .u64 in, .param .u64 first, .param .u64 second)\n{\n"
@@ -201,25 +211,45 @@ TEST(PtxWarp, VotesMatchesAndReductionsKeepTheWarpPath) {
 
 // A loop of a different trip count in each lane keeps a warp's lanes from becoming vectors: the
 // switch goes off, and whole warps run the fallback, which is then optimised fully after all
-// (warp_lanes.h, warp_lanes_fallback_attribute).
+// (warp_lanes.h, warp_lanes_fallback_attribute), also where it would have been left out for
+// blocks of whole warps (unused_fallbacks.h).
 TEST(PtxWarp, LanesThatLoopApartRunTheFallbackInWholeWarps) {
-  WarpKernel kernel("\tand.b32 %r4, %r3, 7;\n\tmov.u32 %r5, 0;\n\tmov.u32 %r6, %r1;\n"
-                    "LOOP:\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 bra DONE;\n\tmad.lo.u32 %r6, %r6, 3, %r5;\n"
-                    "\tadd.u32 %r5, %r5, 1;\n\tbra LOOP;\nDONE:\n\tshfl.sync.bfly.b32 %r10, %r6, 1, 31, -1;\n"
-                    "\tadd.u32 %r11, %r6, %r3;\n");
-  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
-  Words input = sample_input(64);
-  auto looped = [&](size_t thread) {
-    uint32_t value = input[thread];
-    for (uint32_t trip = 0; trip < (thread & 7); ++trip) value = value * 3 + trip;
-    return value;
-  };
-  auto [first, second] = kernel.run(input);
-  for (size_t thread = 0; thread < input.size(); ++thread) {
-    EXPECT_EQ(first[thread], looped(thread ^ 1)) << "thread " << thread;
-    EXPECT_EQ(second[thread], looped(thread) + static_cast<uint32_t>(thread)) << "thread " << thread;
+  for (bool whole_warp_blocks : {false, true}) {
+    WarpKernel kernel("\tand.b32 %r4, %r3, 7;\n\tmov.u32 %r5, 0;\n\tmov.u32 %r6, %r1;\n"
+                      "LOOP:\n\tsetp.ge.u32 %p1, %r5, %r4;\n\t@%p1 bra DONE;\n\tmad.lo.u32 %r6, %r6, 3, %r5;\n"
+                      "\tadd.u32 %r5, %r5, 1;\n\tbra LOOP;\nDONE:\n\tshfl.sync.bfly.b32 %r10, %r6, 1, 31, -1;\n"
+                      "\tadd.u32 %r11, %r6, %r3;\n",
+                      whole_warp_blocks);
+    ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+    Words input = sample_input(64);
+    auto looped = [&](size_t thread) {
+      uint32_t value = input[thread];
+      for (uint32_t trip = 0; trip < (thread & 7); ++trip) value = value * 3 + trip;
+      return value;
+    };
+    auto [first, second] = kernel.run(input);
+    for (size_t thread = 0; thread < input.size(); ++thread) {
+      EXPECT_EQ(first[thread], looped(thread ^ 1)) << "thread " << thread << ", whole_warp_blocks " << whole_warp_blocks;
+      EXPECT_EQ(second[thread], looped(thread) + static_cast<uint32_t>(thread)) << "thread " << thread << ", whole_warp_blocks " << whole_warp_blocks;
+    }
+    EXPECT_FALSE(kernel.runs_warp_by_warp());
   }
-  EXPECT_FALSE(kernel.runs_warp_by_warp());
+}
+
+// Compiled for blocks of whole warps only, a kernel that keeps its warp path goes without the
+// region-by-region code for other blocks: the same answers from a smaller object.
+TEST(PtxWarp, WholeWarpBlocksLeaveOutTheFallback) {
+  const std::string body = "\tshfl.sync.down.b32 %r5, %r1, 16, 31, -1;\n\tadd.u32 %r6, %r1, %r5;\n"
+                           "\tshfl.sync.down.b32 %r5, %r6, 8, 31, -1;\n\tadd.u32 %r10, %r6, %r5;\n"
+                           "\tand.b32 %r7, %r1, 1;\n\tsetp.ne.u32 %p1, %r7, 0;\n\tvote.sync.ballot.b32 %r11, %p1, -1;\n";
+  WarpKernel complete(body), whole_warps(body, /*whole_warp_blocks=*/true);
+  ASSERT_TRUE(complete.ok()) << complete.diagnostics();
+  ASSERT_TRUE(whole_warps.ok()) << whole_warps.diagnostics();
+  EXPECT_TRUE(whole_warps.runs_warp_by_warp());
+  Words input = sample_input(96);
+  EXPECT_EQ(whole_warps.run(input), complete.run(input));
+  EXPECT_LT(whole_warps.object_bytes() * 3, complete.object_bytes() * 2)
+      << whole_warps.object_bytes() << " bytes for whole warps, " << complete.object_bytes() << " for every block";
 }
 
 TEST(PtxWarp, BallotOfAPartialWarpHasNoBitsPastItsEnd) {

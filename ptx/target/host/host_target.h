@@ -46,8 +46,9 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
 // nullptr and a diagnostic when the host has no usable LLVM target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
 
-// `cancelled`, when given and true, skips the passes not yet run that LLVM may skip.
-void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level,
+// `whole_warp_blocks`: as CompileOptions says, on the host at -O2 and -O3. `cancelled`, when
+// given and true, skips the passes not yet run that LLVM may skip.
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level, bool whole_warp_blocks,
               const std::atomic<bool>* cancelled = nullptr);
 
 }  // namespace xcuda::ptx::host

@@ -25,6 +25,7 @@
 #include "target/host/host_target.h"
 #include "target/host/nan_canonicalization.h"
 #include "target/host/narrow_lane_indices.h"
+#include "target/host/unused_fallbacks.h"
 #include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::host {
@@ -128,30 +129,35 @@ llvm::FunctionPassManager optimization(bool fallback) {
   return function;
 }
 
-// Each function through optimization(), a fallback without what copies code.
+// Each function through optimization(), a fallback without what copies code, or not at all
+// where it will not run (unused_fallbacks.h).
 struct FunctionOptimization : llvm::PassInfoMixin<FunctionOptimization> {
+  explicit FunctionOptimization(bool whole_warp_blocks) : whole_warp_blocks(whole_warp_blocks) {}
   llvm::PreservedAnalyses run(llvm::Function& function, llvm::FunctionAnalysisManager& analyses) {
-    return (function.hasFnAttribute(warp_lanes_fallback_attribute) ? fallback : other).run(function, analyses);
+    if (!function.hasFnAttribute(warp_lanes_fallback_attribute)) return other.run(function, analyses);
+    return whole_warp_blocks ? llvm::PreservedAnalyses::all() : fallback.run(function, analyses);
   }
+  bool whole_warp_blocks;
   llvm::FunctionPassManager other = optimization(false), fallback = optimization(true);
 };
 
-llvm::ModulePassManager optimizing_pipeline() {
+llvm::ModulePassManager optimizing_pipeline(bool whole_warp_blocks) {
   llvm::ModulePassManager passes;
   // Each function once, before the thread loops make copies of it.
   passes.addPass(llvm::createModuleToFunctionPassAdaptor(simplification()));
   passes.addPass(llvm::AlwaysInlinerPass());
-  passes.addPass(llvm::createModuleToFunctionPassAdaptor(FunctionOptimization()));
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(FunctionOptimization(whole_warp_blocks)));
   // Functions the thread loops inlined everywhere still call the target's intrinsics, which only
   // the block functions' code defines.
   passes.addPass(llvm::GlobalDCEPass());
   add_last_passes(passes, optimization(false));
+  if (whole_warp_blocks) passes.addPass(RemoveUnusedFallbacks());
   return passes;
 }
 
 }  // namespace
 
-void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level,
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimization_level, bool whole_warp_blocks,
               const std::atomic<bool>* cancelled) {
   module.getContext().setDiagnosticHandler(std::make_unique<QuietVectorisationFailures>());
   llvm::LoopAnalysisManager loops;
@@ -178,7 +184,7 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, int optimizati
   } else if (optimization_level == 1) {
     quick_pipeline().run(module, modules);
   } else if (!machine.getTargetTriple().isAMDGPU()) {
-    optimizing_pipeline().run(module, modules);
+    optimizing_pipeline(whole_warp_blocks).run(module, modules);
   } else {
     // AMDGPU's own passes join LLVM's default pipeline through its TargetMachine's callbacks,
     // and its code generator depends on them.
