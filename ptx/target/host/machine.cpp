@@ -28,6 +28,11 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
     // ten within their noise. The setting is process-wide: it reaches code generation for AMDGPU
     // in the same process too.
     set_code_generation_option("disable-lsr", "true");
+    // Nor moving chains of integer instructions to AVX-512 mask registers: it looked at every
+    // function for 9% of tests/cuda/mma_numerics.cu's code generation and 4.5% of a 1.8 MB
+    // libcusparse module's, and changed none of their objects, nor whole_warps.cu's; of the 45
+    // sm_90 modules of the nvcc corpus, one object changed (early_exit_collectives, by 64 bytes).
+    set_code_generation_option("disable-x86-domain-reassignment", "true");
   });
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;
