@@ -8,19 +8,21 @@
 namespace xcuda::ptx::host {
 
 llvm::PreservedAnalyses RemoveUnusedFallbacks::run(llvm::Module& module, llvm::ModuleAnalysisManager&) {
-  bool changed = false;
-  for (llvm::Function& function : module) {
-    if (function.isDeclaration() || !function.hasFnAttribute(warp_lanes_fallback_attribute)) continue;
-    // The block function still calls it, behind the test of the block's width that the runtime
-    // guarantees to pass: a launch that would not has the kernel compiled again, whole.
-    function.deleteBody();
-    function.setLinkage(llvm::GlobalValue::InternalLinkage);
-    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", &function));
+  std::vector<llvm::Function*> unused;
+  for (llvm::Function& function : module)
+    if (!function.isDeclaration() && function.hasFnAttribute(warp_lanes_fallback_attribute)) unused.push_back(&function);
+  for (llvm::Function* function : unused) {
+    function->deleteBody();
+    function->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", function));
     builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
     builder.CreateUnreachable();
-    changed = true;
   }
-  return changed ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
+  // A block function still calls its fallback, behind the test of the block's width that the
+  // runtime guarantees to pass; the regions that only the fallback called go.
+  for (llvm::Function* function : unused)
+    if (function->use_empty()) function->eraseFromParent();
+  return unused.empty() ? llvm::PreservedAnalyses::all() : llvm::PreservedAnalyses::none();
 }
 
 }  // namespace xcuda::ptx::host
