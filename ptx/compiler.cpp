@@ -15,6 +15,7 @@
 
 #include "check/checker.h"
 #include "diagnostics.h"
+#include "host_abi.h"
 #include "kernel_selection.h"
 #include "lower/layout.h"
 #include "lower/module_lowering.h"
@@ -23,6 +24,7 @@
 #include "target/amdgpu/amdgpu_target.h"
 #include "target/host/fiber_block_function.h"
 #include "target/host/host_target.h"
+#include "target/host/unused_fallbacks.h"
 #include "target/object_file.h"
 
 namespace xcuda::ptx {
@@ -203,6 +205,9 @@ void host_compile_in_shares(Compilation& compilation) {
 void host_optimize(Compilation& compilation) {
   const CompileOptions& options = compilation.options;
   host::optimize(*compilation.ir, *compilation.machine, options.optimization_level, options.whole_warp_blocks, options.cancelled);
+  for (KernelInfo& kernel : compilation.info.kernels)
+    if (const llvm::Function* block = compilation.ir->getFunction(host_abi::block_symbol_prefix + kernel.name))
+      kernel.whole_warps_only = block->hasFnAttribute(host::whole_warps_only_attribute);
 }
 
 void host_emit_object(Compilation& compilation) {

@@ -44,6 +44,9 @@ struct KernelInfo {
   // The kernel may allocate memory at run time (PTX alloca): each of its threads then needs a
   // stack of the context's CU_LIMIT_STACK_SIZE bytes for it.
   bool uses_dynamic_stack = false;
+  // Host, compiled with CompileOptions::whole_warp_blocks: the code runs only blocks whose x
+  // extent is whole warps, having left out its fallback for others.
+  bool whole_warps_only = false;
 };
 
 // A module-scope .global or .const variable: the object defines a symbol of this name.

@@ -106,6 +106,7 @@ void write_kernel(Writer& out, const ptx::KernelInfo& kernel) {
   for (uint32_t extent : kernel.required_block) out.u32(extent);
   out.u32(kernel.host_stack_bytes_per_thread);
   out.u32(kernel.uses_dynamic_stack);
+  out.u32(kernel.whole_warps_only);
 }
 
 ptx::KernelInfo read_kernel(Reader& in) {
@@ -124,6 +125,7 @@ ptx::KernelInfo read_kernel(Reader& in) {
   for (uint32_t& extent : kernel.required_block) extent = in.u32("required block");
   kernel.host_stack_bytes_per_thread = in.u32("host stack bytes");
   kernel.uses_dynamic_stack = in.u32("uses dynamic stack") != 0;
+  kernel.whole_warps_only = in.u32("whole warps only") != 0;
   return kernel;
 }
 

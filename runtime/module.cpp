@@ -274,9 +274,33 @@ bool Module::kernel_loaded(std::string_view name) {
   return unit_of(name, whole_warp).loaded != nullptr || unit_of(name, whole_warp - 1).loaded != nullptr;
 }
 
+bool Module::takes_any_width(Unit& unit, std::string_view name) {
+  if (!unit.loaded) return false;
+  LoadedModule* final_code = unit.loaded.get();
+  std::unique_lock<std::mutex> tier_lock;
+  if (unit.tier_up) {
+    // The first tier's code is replaced in the background, perhaps by code for whole warps.
+    tier_lock = std::unique_lock(unit.tier_up->mutex);
+    final_code = unit.tier_up->optimized.get();
+    if (!final_code) return false;
+  }
+  Expected<LoadedKernel*> kernel = final_code->kernel(name);
+  return kernel && !(*kernel)->info().whole_warps_only;
+}
+
 Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name, uint32_t block_width) {
   std::lock_guard lock(mutex_);
-  Unit* unit = &unit_of(name, block_width);
+  Unit* unit = &unit_of(name, whole_warp);
+  // Most kernels' code for blocks of whole warps runs any block (only a warp path leaves out the
+  // code for others): blocks of another width take it where it is linked or cached, and final.
+  if (block_width % whole_warp != 0 && !any_width_units_.empty()) {
+    if (!unit->loaded && !unit->failure)
+      if (std::optional<CachedCompile> cached = find_cached(*ptx_, unit->options)) {
+        logger().info("{}: cache hit, {}, for a launch of blocks {} wide", origin_, describe(*unit), block_width);
+        link(*unit, std::move(cached->compiled));
+      }
+    if (!takes_any_width(*unit, name)) unit = &unit_of(name, block_width);
+  }
   // Every launch comes here: once loaded, nothing to prepare (no vector, no thread count).
   if (unit->loaded) {
     if (unit->tier_up && unit->tier_up->stopped.load(std::memory_order_relaxed)) tier_up(*unit);

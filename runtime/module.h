@@ -56,7 +56,8 @@ struct GlobalVariable {
 // .const variables is one unit instead: each unit is linked on its own, and the kernels must
 // share one copy of those variables. Each unit is its own code-cache entry. On the host a
 // kernel's unit is compiled in two tiers (tier_up.h), for blocks of whole warps; a launch of
-// other blocks has the kernel compiled again, as a unit of its own.
+// other blocks runs that code where it runs any block, and otherwise has the kernel compiled
+// again, for blocks of any width, as a unit of its own.
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base);
 
@@ -108,6 +109,9 @@ class Module {
 
   // The unit that compiles kernel `name` for blocks `block_width` wide. mutex_ held.
   Unit& unit_of(std::string_view name, uint32_t block_width);
+  // Whether the unit's code for kernel `name` runs blocks of any width, and will go on doing so
+  // (ptx::KernelInfo::whole_warps_only). mutex_ held.
+  bool takes_any_width(Unit& unit, std::string_view name);
 
   Module(Context& context, std::shared_ptr<const std::string> ptx_text, std::string origin,
          std::string key, ptx::ModuleInfo info);

@@ -4,6 +4,7 @@
 // in parallel across the machine's cores.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -100,7 +101,17 @@ int precompile(int argc, char** argv) {
   if (progress) show_progress(tally, work.size());
 
   size_t threads = runtime::run_in_parallel(work.size(), [&](size_t index) {
-    runtime::CachedCompile result = runtime::compile_with_cache(work[index].module->text, work[index].options);
+    const Work& unit = work[index];
+    runtime::CachedCompile result = runtime::compile_with_cache(unit.module->text, unit.options);
+    // A kernel whose code runs only blocks of whole warps gets its code for other blocks too
+    // (runtime/module.h), so that no launch compiles.
+    const auto& kernels = result.compiled.module.kernels;
+    if (std::any_of(kernels.begin(), kernels.end(), [](const ptx::KernelInfo& kernel) { return kernel.whole_warps_only; })) {
+      ptx::CompileOptions any_width = unit.options;
+      any_width.whole_warp_blocks = false;
+      runtime::CachedCompile other = runtime::compile_with_cache(unit.module->text, any_width);
+      if (!other.compiled.ok()) result = std::move(other);
+    }
     std::lock_guard lock(output);
     ++(result.from_cache ? tally.cached : result.compiled.ok() ? tally.compiled : tally.failed);
     ++tally.done;

@@ -150,7 +150,8 @@ int compile(int argc, char** argv) {
   }
   for (const auto& kernel : result.module.kernels)
     std::cout << "kernel " << kernel.name << ": " << kernel.parameters.size() << " parameters, "
-              << kernel.static_shared_bytes << " bytes static shared memory\n";
+              << kernel.static_shared_bytes << " bytes static shared memory"
+              << (kernel.whole_warps_only ? ", blocks of whole warps only" : "") << "\n";
   return 0;
 }
 

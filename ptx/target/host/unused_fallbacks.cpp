@@ -1,6 +1,7 @@
 #include "target/host/unused_fallbacks.h"
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 
 #include "target/host/warp_lanes.h"
@@ -12,6 +13,8 @@ llvm::PreservedAnalyses RemoveUnusedFallbacks::run(llvm::Module& module, llvm::M
   for (llvm::Function& function : module)
     if (!function.isDeclaration() && function.hasFnAttribute(warp_lanes_fallback_attribute)) unused.push_back(&function);
   for (llvm::Function* function : unused) {
+    for (llvm::User* user : function->users())
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(user)) call->getFunction()->addFnAttr(whole_warps_only_attribute);
     function->deleteBody();
     function->setLinkage(llvm::GlobalValue::InternalLinkage);
     llvm::IRBuilder<> builder(llvm::BasicBlock::Create(module.getContext(), "entry", function));

@@ -6,12 +6,16 @@
 // --time-passes`, optimiser and code generator). The optimiser leaves such fallbacks alone
 // (optimizer.cpp); this pass, after LaneExchanges has switched off the warp paths that did not
 // become vectors (and optimised their fallbacks, now their kernels' only path), gives each
-// fallback still marked a body that traps.
+// fallback still marked a body that traps, and marks the block functions that call one.
 #pragma once
 
 #include <llvm/IR/PassManager.h>
 
 namespace xcuda::ptx::host {
+
+// The attribute of a block function whose fallback was left out: it runs only blocks of whole
+// warps (KernelInfo::whole_warps_only).
+inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-only";
 
 struct RemoveUnusedFallbacks : llvm::PassInfoMixin<RemoveUnusedFallbacks> {
   llvm::PreservedAnalyses run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses);
