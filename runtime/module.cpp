@@ -292,14 +292,19 @@ Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name, uint32_t bl
   std::lock_guard lock(mutex_);
   Unit* unit = &unit_of(name, whole_warp);
   // Most kernels' code for blocks of whole warps runs any block (only a warp path leaves out the
-  // code for others): blocks of another width take it where it is linked or cached, and final.
-  if (block_width % whole_warp != 0 && !any_width_units_.empty()) {
-    if (!unit->loaded && !unit->failure)
-      if (std::optional<CachedCompile> cached = find_cached(*ptx_, unit->options)) {
-        logger().info("{}: cache hit, {}, for a launch of blocks {} wide", origin_, describe(*unit), block_width);
-        link(*unit, std::move(cached->compiled));
-      }
-    if (!takes_any_width(*unit, name)) unit = &unit_of(name, block_width);
+  // code for others): blocks of another width take it where it is linked or cached, and final,
+  // unless they have code of their own already.
+  if (Unit& any_width = unit_of(name, block_width); &any_width != unit) {
+    if (any_width.loaded || any_width.failure) {
+      unit = &any_width;
+    } else {
+      if (!unit->loaded && !unit->failure)
+        if (std::optional<CachedCompile> cached = find_cached(*ptx_, unit->options)) {
+          logger().info("{}: cache hit, {}, for a launch of blocks {} wide", origin_, describe(*unit), block_width);
+          link(*unit, std::move(cached->compiled));
+        }
+      if (!takes_any_width(*unit, name)) unit = &any_width;
+    }
   }
   // Every launch comes here: once loaded, nothing to prepare (no vector, no thread count).
   if (unit->loaded) {
