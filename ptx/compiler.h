@@ -82,8 +82,8 @@ struct CompileOptions {
   // Host: the code will run only blocks whose x extent is whole warps (a multiple of 32), as
   // nearly every launch's are. A kernel that keeps its warp path (target/host/warp_lanes.h) then
   // goes without its code for other blocks, which costs more to compile than the rest of the
-  // kernel (target/host/unused_fallbacks.h). The runtime compiles a kernel again without this
-  // for a launch of other blocks.
+  // kernel (target/host/unused_fallbacks.h); KernelInfo::whole_warps_only says which did, and
+  // the runtime compiles those again, without this, for a launch of other blocks.
   bool whole_warp_blocks = false;
   // Host: at most this many threads, each compiling a share of a large module's kernels; their
   // objects are linked into one, of the same code. Not with an IR dump, which shows one module.

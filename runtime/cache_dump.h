@@ -13,7 +13,8 @@
 namespace xcuda::runtime {
 
 // DIR/MODULE_KEY for a unit holding the whole module, DIR/MODULE_KEY.N for the module's N-th
-// kernel alone; empty when XCUDA_DUMP_DIR is unset. Creates DIR.
+// kernel alone (Module adds .any_width for its unit for blocks of any width); empty when
+// XCUDA_DUMP_DIR is unset. Creates DIR.
 std::string dump_prefix(std::string_view module_key, std::optional<size_t> kernel_index);
 
 // Write DIR/MODULE_KEY.ptx and PREFIX.o when XCUDA_DUMP_DIR is set; failures are logged only.
