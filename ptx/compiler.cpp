@@ -129,7 +129,7 @@ void host_fiber_block_functions(Compilation& compilation) { host::form_fiber_blo
 
 void host_block_functions(Compilation& compilation) {
   auto stack_bytes = host::form_block_functions(*compilation.ir, /*warp_paths=*/compilation.options.optimization_level >= 2,
-                                                compilation.diagnostics);
+                                                compilation.options.whole_warp_blocks, compilation.diagnostics);
   for (KernelInfo& kernel : compilation.info.kernels)
     if (auto found = stack_bytes.find(kernel.name); found != stack_bytes.end())
       kernel.host_stack_bytes_per_thread = static_cast<uint32_t>(std::min<uint64_t>(found->second, UINT32_MAX));

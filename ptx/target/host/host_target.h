@@ -40,8 +40,11 @@ void mark_block_local_atomics(llvm::Module& module);
 // every thread of the block; kernels with barriers are split into regions first. `warp_paths`:
 // kernels with warp exchanges get a warp path too (warp_lanes.h), which only the vectoriser
 // makes work: at the levels that do not run it, the path would be built only to be deleted.
+// `whole_warp_blocks` (CompileOptions): the fallbacks of warp paths call their regions, which
+// LaneExchanges inlines only where a fallback turns out needed.
 // Returns, per kernel with barriers, the stack bytes its block function needs per thread.
-std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool warp_paths, DiagnosticSink& diagnostics);
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool warp_paths, bool whole_warp_blocks,
+                                                               DiagnosticSink& diagnostics);
 
 // nullptr and a diagnostic when the host has no usable LLVM target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
