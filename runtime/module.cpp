@@ -58,6 +58,11 @@ std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
   return units;
 }
 
+ptx::CompileOptions any_width_unit(ptx::CompileOptions whole_warps_unit) {
+  whole_warps_unit.whole_warp_blocks = false;
+  return whole_warps_unit;
+}
+
 Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, std::string origin,
                std::string key, ptx::ModuleInfo info)
     : context_(context),
@@ -71,8 +76,7 @@ Module::Module(Context& context, std::shared_ptr<const std::string> ptx_text, st
     bool whole = options.kernels.empty();
     options.ir_dump_prefix = dump_prefix(key_, whole ? std::nullopt : std::optional(units_.size()));
     if (options.whole_warp_blocks) {
-      ptx::CompileOptions any_width = options;
-      any_width.whole_warp_blocks = false;
+      ptx::CompileOptions any_width = any_width_unit(options);
       if (!any_width.ir_dump_prefix.empty()) any_width.ir_dump_prefix += ".any_width";
       any_width_units_.push_back(Unit{std::move(any_width), nullptr, std::nullopt, nullptr});
     }
@@ -271,7 +275,7 @@ Module::Unit& Module::unit_of(std::string_view name, uint32_t block_width) {
 bool Module::kernel_loaded(std::string_view name) {
   std::lock_guard lock(mutex_);
   // Loaded for blocks of either kind: a launch of either ran it.
-  return unit_of(name, whole_warp).loaded != nullptr || unit_of(name, whole_warp - 1).loaded != nullptr;
+  return unit_of(name, whole_warp).loaded != nullptr || unit_of(name, /*block_width=*/1).loaded != nullptr;
 }
 
 bool Module::takes_any_width(Unit& unit, std::string_view name) {

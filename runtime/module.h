@@ -60,6 +60,9 @@ struct GlobalVariable {
 // again, for blocks of any width, as a unit of its own.
 std::vector<ptx::CompileOptions> compile_units(const ptx::ModuleInfo& info,
                                                const ptx::CompileOptions& base);
+// The unit that compiles the same kernel as `whole_warps_unit` (one of compile_units' with
+// whole_warp_blocks) for blocks of any width.
+ptx::CompileOptions any_width_unit(ptx::CompileOptions whole_warps_unit);
 
 // The front end only (ptx::scan): what loading needs, and every syntax or type error, found at
 // load as the application expects. Fails with invalid_ptx whose message has every diagnostic,

@@ -107,9 +107,7 @@ int precompile(int argc, char** argv) {
     // (runtime/module.h), so that no launch compiles.
     const auto& kernels = result.compiled.module.kernels;
     if (std::any_of(kernels.begin(), kernels.end(), [](const ptx::KernelInfo& kernel) { return kernel.whole_warps_only; })) {
-      ptx::CompileOptions any_width = unit.options;
-      any_width.whole_warp_blocks = false;
-      runtime::CachedCompile other = runtime::compile_with_cache(unit.module->text, any_width);
+      runtime::CachedCompile other = runtime::compile_with_cache(unit.module->text, runtime::any_width_unit(unit.options));
       if (!other.compiled.ok()) result = std::move(other);
     }
     std::lock_guard lock(output);
