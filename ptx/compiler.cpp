@@ -24,7 +24,6 @@
 #include "target/amdgpu/amdgpu_target.h"
 #include "target/host/fiber_block_function.h"
 #include "target/host/host_target.h"
-#include "target/host/unused_fallbacks.h"
 #include "target/object_file.h"
 
 namespace xcuda::ptx {
@@ -128,7 +127,7 @@ void host_block_local_atomics(Compilation& compilation) { host::mark_block_local
 void host_fiber_block_functions(Compilation& compilation) { host::form_fiber_block_functions(*compilation.ir); }
 
 void host_block_functions(Compilation& compilation) {
-  auto stack_bytes = host::form_block_functions(*compilation.ir, /*warp_paths=*/compilation.options.optimization_level >= 2,
+  auto stack_bytes = host::form_block_functions(*compilation.ir, /*vectorised=*/compilation.options.optimization_level >= 2,
                                                 compilation.options.whole_warp_blocks, compilation.diagnostics);
   for (KernelInfo& kernel : compilation.info.kernels)
     if (auto found = stack_bytes.find(kernel.name); found != stack_bytes.end())

@@ -45,7 +45,7 @@ struct KernelInfo {
   // stack of the context's CU_LIMIT_STACK_SIZE bytes for it.
   bool uses_dynamic_stack = false;
   // Host, compiled with CompileOptions::whole_warp_blocks: the code runs only blocks whose x
-  // extent is whole warps, having left out its fallback for others.
+  // extent is whole warps, having left out its code for others.
   bool whole_warps_only = false;
 };
 
@@ -82,8 +82,10 @@ struct CompileOptions {
   // Host: the code will run only blocks whose x extent is whole warps (a multiple of 32), as
   // nearly every launch's are. A kernel that keeps its warp path (target/host/warp_lanes.h) then
   // goes without its code for other blocks, which costs more to compile than the rest of the
-  // kernel (target/host/unused_fallbacks.h); KernelInfo::whole_warps_only says which did, and
-  // the runtime compiles those again, without this, for a launch of other blocks.
+  // kernel (target/host/unused_fallbacks.h), and so, at -O2 and -O3, does a kernel without
+  // barriers, whose vectorised loop over the threads then needs no code for a remainder
+  // (target/host/block_function.cpp). KernelInfo::whole_warps_only says which did, and the
+  // runtime compiles those again, without this, for a launch of other blocks.
   bool whole_warp_blocks = false;
   // Host: at most this many threads, each compiling a share of a large module's kernels; their
   // objects are linked into one, of the same code. Not with an IR dump, which shows one module.

@@ -98,6 +98,41 @@ TEST_P(ModuleInSharesTest, TheLargestKernelSeesTheOtherSharesVariablesAndFunctio
   EXPECT_EQ(result, 8.0f + padding_additions);
 }
 
+// Compiled for blocks of whole warps only (CompileOptions::whole_warp_blocks), a kernel without
+// barriers loops over whole warps and leaves out the loops for threads left over from its
+// vectors: the same answers from a smaller object, marked as running only such blocks.
+TEST(WholeWarpBlocks, AKernelWithoutBarriersLeavesOutTheLoopsForOtherWidths) {
+  std::string ptx = read_file(std::string(XCUDA_PTX_INPUTS) + "/kernels.ptx");
+  auto compile = [&](bool whole_warp_blocks) {
+    CompileOptions options;
+    options.kernels = {"saxpy"};
+    options.whole_warp_blocks = whole_warp_blocks;
+    return std::make_unique<LoadedModule>(ptx, options);
+  };
+  std::unique_ptr<LoadedModule> any_width = compile(false), whole_warps = compile(true);
+  ASSERT_TRUE(any_width->ok()) << any_width->diagnostics_text();
+  ASSERT_TRUE(whole_warps->ok()) << whole_warps->diagnostics_text();
+  EXPECT_FALSE(any_width->kernel("saxpy").whole_warps_only);
+  EXPECT_TRUE(whole_warps->kernel("saxpy").whole_warps_only);
+  EXPECT_LT(whole_warps->object_bytes() * 4, any_width->object_bytes() * 3)
+      << whole_warps->object_bytes() << " bytes for whole warps, " << any_width->object_bytes() << " for every block";
+  const int n = 1000;
+  const float a = 1.1f;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = 1.0f / (i + 1);
+  for (uint32_t width : {32u, 96u, 160u, 1024u}) {
+    std::vector<float> y(n), expected(n);
+    for (int i = 0; i < n; ++i) {
+      y[i] = 0.3f * i;
+      expected[i] = std::fma(a, x[i], y[i]);
+    }
+    ParameterBuffer parameters(whole_warps->kernel("saxpy"));
+    parameters.set(0, n).set(1, a).set(2, x.data()).set(3, y.data());
+    whole_warps->launch("saxpy", {(n + width - 1) / width, 1, 1}, {width, 1, 1}, parameters);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(y[i], expected[i]) << "blocks " << width << " wide, element " << i;
+  }
+}
+
 TEST_P(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
   const int n = 1000;
   std::vector<float> a(n), b(n), c(n, -1.0f);

@@ -36,14 +36,19 @@ llvm::Value* load_block_dimension(llvm::IRBuilder<>& builder, llvm::Value* frame
 // intrinsic, before the runtime services define it.
 void mark_block_local_atomics(llvm::Module& module);
 
+// The attribute of a block function that runs only blocks whose width is whole warps
+// (KernelInfo::whole_warps_only), having left out its code for others.
+inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-only";
+
 // Wraps each kernel in its block function __xcuda_block_<name>(parameters, frame), which runs
-// every thread of the block; kernels with barriers are split into regions first. `warp_paths`:
-// kernels with warp exchanges get a warp path too (warp_lanes.h), which only the vectoriser
-// makes work: at the levels that do not run it, the path would be built only to be deleted.
+// every thread of the block; kernels with barriers are split into regions first. `vectorised`:
+// the optimiser's level runs the vectoriser, which alone makes the warp paths (warp_lanes.h) of
+// kernels with warp exchanges work; at the other levels they would be built only to be deleted.
 // `whole_warp_blocks` (CompileOptions): the fallbacks of warp paths call their regions, which
-// LaneExchanges inlines only where a fallback turns out needed.
+// LaneExchanges inlines only where a fallback turns out needed; and where the vectoriser runs,
+// kernels without barriers loop over whole warps, which leaves out their code for other blocks.
 // Returns, per kernel with barriers, the stack bytes its block function needs per thread.
-std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool warp_paths, bool whole_warp_blocks,
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool vectorised, bool whole_warp_blocks,
                                                                DiagnosticSink& diagnostics);
 
 // nullptr and a diagnostic when the host has no usable LLVM target.

@@ -4,6 +4,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 
+#include "target/host/host_target.h"
 #include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::host {

@@ -13,10 +13,6 @@
 
 namespace xcuda::ptx::host {
 
-// The attribute of a block function whose fallback was left out: it runs only blocks of whole
-// warps (KernelInfo::whole_warps_only).
-inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-only";
-
 struct RemoveUnusedFallbacks : llvm::PassInfoMixin<RemoveUnusedFallbacks> {
   llvm::PreservedAnalyses run(llvm::Module& module, llvm::ModuleAnalysisManager& analyses);
 };
