@@ -295,9 +295,10 @@ bool Module::takes_any_width(Unit& unit, std::string_view name) {
 Expected<LoadedKernel*> Module::loaded_kernel(std::string_view name, uint32_t block_width) {
   std::lock_guard lock(mutex_);
   Unit* unit = &unit_of(name, whole_warp);
-  // Most kernels' code for blocks of whole warps runs any block (only a warp path leaves out the
-  // code for others): blocks of another width take it where it is linked or cached, and final,
-  // unless they have code of their own already.
+  // Code for blocks of whole warps may run any block (KernelInfo::whole_warps_only says where it
+  // does not: kernels with warp paths, and at -O2 and -O3 those without barriers): blocks of
+  // another width take it where it is linked or cached, and final, unless they have code of
+  // their own already.
   if (Unit& any_width = unit_of(name, block_width); &any_width != unit) {
     if (any_width.loaded || any_width.failure) {
       unit = &any_width;
