@@ -84,10 +84,17 @@ llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<llvm::Val
 // The operand's registers as integers of `bits` bits.
 std::vector<llvm::Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits);
 
+// Where a dot product's k terms lie: A's elements at a, a + 1, …, B's at b, b + b_stride, …
+// (pointers to integers of the elements' widths).
+struct DotTerms {
+  llvm::Value* a;
+  llvm::Value* b;
+  uint32_t b_stride;
+};
 // D = C + Σ A·B for one element, with A, B and C as bits of their element types and D as bits of
 // the accumulator's: floating-point inputs as tensor_core.cpp describes, .s8/.u8 exactly.
-llvm::Value* tensor_core_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
-                             llvm::Value* c, Element a_type, Element b_type, Element accumulator);
+llvm::Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, uint32_t k, llvm::Value* c, Element a_type,
+                             Element b_type, Element accumulator);
 llvm::Value* integer_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
                          llvm::Value* c, bool a_signed, bool b_signed, bool saturate);
 

@@ -251,9 +251,16 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
   }
   Value* slot = array_element(lowering, accumulated, index);
   Value* c = builder.CreateLoad(accumulator_type, slot);
+  // tensor_core_dot reads the terms from memory, in a loop.
+  auto stored = [&](const std::vector<Value*>& elements) {
+    llvm::AllocaInst* array = thread_array(lowering, input_type, form->k);
+    for (uint32_t step = 0; step < form->k; ++step) builder.CreateStore(elements[step], array_element(lowering, array, builder.getInt32(step)));
+    return array;
+  };
   Value* result = integer ? integer_dot(lowering, a, b, c, form->a_type == Element::s8, form->b_type == Element::s8,
                                         has_word(instruction, "satfinite"))
-                          : tensor_core_dot(lowering, a, b, c, form->a_type, form->b_type, form->accumulator);
+                          : tensor_core_dot(lowering, DotTerms{stored(a), stored(b), 1}, form->k, c, form->a_type, form->b_type,
+                                            form->accumulator);
   builder.CreateStore(result, slot);
   Value* next = builder.CreateAdd(index, builder.getInt32(1));
   index->addIncoming(next, builder.GetInsertBlock());
