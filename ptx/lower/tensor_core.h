@@ -107,9 +107,9 @@ struct DotForm {
   bool saturate;  // .satfinite, for .s8/.u8
 };
 // D = C + Σ A·B as above (.f64 as a chain of fused multiply-adds), through a call to the module's
-// function for `form`, made on first use. Inline, each element's sum is a few hundred
-// instructions, copied per element, per instruction and per thread loop of the host target;
-// one m16n8k16 mma.sync made 6 000, and a module of six of them compiled for 10 s.
+// function for `form`, made on first use. Inline, each element's sum would be copied per
+// element, per instruction and per thread loop of the host target: when the sums were unrolled,
+// one m16n8k16 mma.sync made 6 000 instructions, and a module of six of them compiled for 10 s.
 llvm::Value* call_dot(FunctionLowering& lowering, const DotForm& form, llvm::Value* a_row, llvm::Value* b_column, llvm::Value* c);
 
 }  // namespace xcuda::ptx::tensor_core
