@@ -1,5 +1,6 @@
 #include "lower/tensor_core.h"
 
+#include <algorithm>
 #include <functional>
 
 #include <llvm/IR/Intrinsics.h>
@@ -73,9 +74,9 @@ void counted_loop(FunctionLowering& lowering, uint32_t count, const std::functio
   builder.SetInsertPoint(done);
 }
 
-// Each lane copies the warp's offers as they come, and then places their elements in one loop
-// over a table of where each goes: unrolled, placing a warp's m16n8k16 fragments of A and B
-// alone took 384 stores per copy of the code.
+// Each lane places the elements of the warp's offers as they come, in a loop over the lanes
+// that reads where each element goes from a table: unrolled, placing a warp's m16n8k16
+// fragments of A and B alone took 384 stores per copy of the code.
 llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
                          AnyLayout layout, uint32_t rows, uint32_t columns) {
   auto& builder = lowering.builder();
@@ -84,52 +85,36 @@ llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& 
   uint32_t register_bits = registers[0]->getType()->getIntegerBitWidth();
   uint32_t per_register = register_bits / bits;
   uint32_t per_offer = 64 / register_bits;
-  auto offers = static_cast<uint32_t>((registers.size() + per_offer - 1) / per_offer);
-  llvm::AllocaInst* words = thread_array(lowering, builder.getInt64Ty(), offers * warp_size);
-  // For each element of each lane's fragment: the word that carries it, its shift there, and
-  // its place in the matrix.
-  std::vector<uint16_t> word_of, place_of;
-  std::vector<uint8_t> shift_of;
-  for (uint32_t offer_index = 0; offer_index < offers; ++offer_index) {
-    uint32_t first = offer_index * per_offer;
+  for (uint32_t first = 0; first < registers.size(); first += per_offer) {
+    uint32_t slots = std::min(per_offer, static_cast<uint32_t>(registers.size()) - first);
     Value* offer = builder.getInt64(0);
-    for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot) {
+    for (uint32_t slot = 0; slot < slots; ++slot) {
       Value* word = builder.CreateZExt(registers[first + slot], builder.getInt64Ty());
       offer = builder.CreateOr(offer, builder.CreateShl(word, slot * register_bits));
     }
     exchange(lowering, offer, builder.getInt32(~0u));
+    // The place in the matrix of each element of each lane's offer, lane by lane.
+    uint32_t per_lane = slots * per_register;
+    std::vector<uint16_t> place_of;
+    for (uint32_t lane = 0; lane < warp_size; ++lane)
+      for (uint32_t element = 0; element < per_lane; ++element) {
+        Position position = layout(lane, first * per_register + element);
+        place_of.push_back(static_cast<uint16_t>(position.row * columns + position.column));
+      }
+    llvm::Constant* contents = llvm::ConstantDataArray::get(lowering.context(), place_of);
+    auto* places = new llvm::GlobalVariable(lowering.module().target(), contents->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                            contents, "xcuda.fragment_places");
     counted_loop(lowering, warp_size, [&](Value* lane) {
-      Value* word_index = builder.CreateAdd(lane, builder.getInt32(offer_index * warp_size));
-      builder.CreateStore(peer(lowering, lane), array_element(lowering, words, word_index));
+      Value* word = peer(lowering, lane);
+      for (uint32_t element = 0; element < per_lane; ++element) {
+        Value* index = builder.CreateAdd(builder.CreateMul(lane, builder.getInt32(per_lane)), builder.getInt32(element));
+        Value* place = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(contents->getType(), places, {builder.getInt32(0), index}));
+        uint32_t shift = element / per_register * register_bits + element % per_register * bits;
+        builder.CreateStore(builder.CreateTrunc(builder.CreateLShr(word, shift), element_type),
+                            array_element(lowering, matrix, builder.CreateZExt(place, builder.getInt32Ty())));
+      }
     });
-    for (uint32_t lane = 0; lane < warp_size; ++lane) {
-      uint32_t word_index = offer_index * warp_size + lane;
-      for (uint32_t slot = 0; slot < per_offer && first + slot < registers.size(); ++slot)
-        for (uint32_t part = 0; part < per_register; ++part) {
-          Position position = layout(lane, (first + slot) * per_register + part);
-          word_of.push_back(static_cast<uint16_t>(word_index));
-          shift_of.push_back(static_cast<uint8_t>(slot * register_bits + part * bits));
-          place_of.push_back(static_cast<uint16_t>(position.row * columns + position.column));
-        }
-    }
   }
-  llvm::Module& module = lowering.module().target();
-  auto table = [&](llvm::Constant* contents) {
-    return new llvm::GlobalVariable(module, contents->getType(), true, llvm::GlobalValue::PrivateLinkage, contents, "xcuda.fragment_places");
-  };
-  llvm::GlobalVariable* word_table = table(llvm::ConstantDataArray::get(lowering.context(), word_of));
-  llvm::GlobalVariable* shift_table = table(llvm::ConstantDataArray::get(lowering.context(), shift_of));
-  llvm::GlobalVariable* place_table = table(llvm::ConstantDataArray::get(lowering.context(), place_of));
-  counted_loop(lowering, static_cast<uint32_t>(place_of.size()), [&](Value* element) {
-    auto entry = [&](llvm::GlobalVariable* table, llvm::Type* type) {
-      Value* address = builder.CreateGEP(table->getValueType(), table, {builder.getInt32(0), element});
-      return builder.CreateZExt(builder.CreateLoad(type, address), builder.getInt32Ty());
-    };
-    Value* word = builder.CreateLoad(builder.getInt64Ty(), array_element(lowering, words, entry(word_table, builder.getInt16Ty())));
-    Value* shift = builder.CreateZExt(entry(shift_table, builder.getInt8Ty()), builder.getInt64Ty());
-    Value* value = builder.CreateTrunc(builder.CreateLShr(word, shift), element_type);
-    builder.CreateStore(value, array_element(lowering, matrix, entry(place_table, builder.getInt16Ty())));
-  });
   return matrix;
 }
 
