@@ -182,6 +182,12 @@ Value* fold_offers(llvm::IRBuilder<>& builder, WarpFold kind, Value* participant
     return builder.CreateAnd(builder.CreateVectorSplat(warp_lanes, lane_mask(builder.CreateICmpNE(offers, llvm::Constant::getNullValue(offers->getType())))),
                              participants);
   if (kind == WarpFold::equal) {
+    // Values of 32 bits widened to the exchange's 64 compare at their own width, in half the
+    // registers (tests/cuda/whole_warps.cu's collectives kernel: 96 comparisons of 32 lanes).
+    auto* narrow_values = llvm::dyn_cast<llvm::ZExtInst>(values);
+    auto* narrow_offers = llvm::dyn_cast<llvm::ZExtInst>(offers);
+    if (narrow_values != nullptr && narrow_offers != nullptr && narrow_values->getSrcTy() == narrow_offers->getSrcTy())
+      return fold_offers(builder, kind, participants, narrow_values->getOperand(0), narrow_offers->getOperand(0), running);
     Value* equal = llvm::PoisonValue::get(participants->getType());
     for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
       Value* own = builder.CreateVectorSplat(warp_lanes, builder.CreateExtractElement(values, lane));
