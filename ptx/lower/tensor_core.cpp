@@ -295,12 +295,13 @@ Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, uint32
     builder.CreateStore(product, array_element(lowering, products.values, index));
     naive.set(lowering, builder.CreateFAdd(naive.get(lowering), product));
     all_zero.set(lowering, builder.CreateAnd(all_zero.get(lowering), builder.CreateFCmpOEQ(product, zero)));
+    auto count = [&](const Carried& largest, Value* counted) {
+      Value* so_far = largest.get(lowering);
+      largest.set(lowering, builder.CreateSelect(counted, builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, so_far, exponent), so_far));
+    };
     Value* second = in_second_pass(index);
-    for (const Carried* largest : {&first_largest, &second_largest}) {
-      Value* so_far = largest->get(lowering);
-      Value* counted = largest == &first_largest ? builder.CreateNot(second) : second;
-      largest->set(lowering, builder.CreateSelect(counted, builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, so_far, exponent), so_far));
-    }
+    count(first_largest, builder.CreateNot(second));
+    if (separate_accumulator) count(second_largest, second);
   });
   bool single = accumulator == Element::f32;
   llvm::Type* format = single ? builder.getFloatTy() : builder.getHalfTy();

@@ -111,31 +111,50 @@ struct BranchFacts {
   llvm::DomConditionCache conditions;
 };
 
-// The known bits of element `lane` of `value` (of `value` itself if a scalar). LLVM's analysis
-// stops six operations deep, and a shuffle's lane, (the thread loop's index & 31) ^ offset, is
-// as deep before the index's loop and the block's width, whose low bits are known zero on the
-// warp path. So the arithmetic of lanes, splats and width changes are looked through here: the
-// butterfly shuffles of that warp_atomics kernel became permutations, and it compiled in 24 ms.
-llvm::KnownBits lane_bits(Value* value, uint32_t lane, const llvm::SimplifyQuery& query, unsigned depth = 0) {
+// The known bits of each lane of `value` (one entry for a scalar). LLVM's analysis stops six
+// operations deep, and a shuffle's lane, (the thread loop's index & 31) ^ offset, is as deep
+// before the index's loop and the block's width, whose low bits are known zero on the warp path.
+// So the arithmetic of lanes, splats and width changes are looked through here, once for all
+// lanes: the butterfly shuffles of that warp_atomics kernel became permutations, and it compiled
+// in 24 ms.
+std::vector<llvm::KnownBits> lane_bits(Value* value, const llvm::SimplifyQuery& query, unsigned depth = 0) {
   unsigned width = value->getType()->getScalarSizeInBits();
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(value->getType());
   if (depth < 8) {
-    auto operand = [&](unsigned index) { return lane_bits(llvm::cast<llvm::Instruction>(value)->getOperand(index), lane, query, depth + 1); };
-    if (Value* splat = vector != nullptr ? llvm::getSplatValue(value) : nullptr) return lane_bits(splat, 0, query, depth + 1);
-    if (auto* operation = llvm::dyn_cast<llvm::BinaryOperator>(value)) {
-      switch (operation->getOpcode()) {
-        case llvm::Instruction::Xor: return operand(0) ^ operand(1);
-        case llvm::Instruction::And: return operand(0) & operand(1);
-        case llvm::Instruction::Or: return operand(0) | operand(1);
-        case llvm::Instruction::Add: return llvm::KnownBits::computeForAddSub(true, false, false, operand(0), operand(1));
-        default: break;
+    auto operand = [&](unsigned index) { return lane_bits(llvm::cast<llvm::Instruction>(value)->getOperand(index), query, depth + 1); };
+    if (Value* splat = vector != nullptr ? llvm::getSplatValue(value) : nullptr)
+      return std::vector<llvm::KnownBits>(vector->getNumElements(), lane_bits(splat, query, depth + 1)[0]);
+    auto* operation = llvm::dyn_cast<llvm::BinaryOperator>(value);
+    unsigned opcode = operation != nullptr ? operation->getOpcode() : 0;
+    if (opcode == llvm::Instruction::Xor || opcode == llvm::Instruction::And || opcode == llvm::Instruction::Or ||
+        opcode == llvm::Instruction::Add) {
+      std::vector<llvm::KnownBits> bits = operand(0), right = operand(1);
+      for (size_t lane = 0; lane < bits.size(); ++lane) {
+        const llvm::KnownBits& left = bits[lane];
+        bits[lane] = opcode == llvm::Instruction::Xor   ? left ^ right[lane]
+                     : opcode == llvm::Instruction::And ? left & right[lane]
+                     : opcode == llvm::Instruction::Or  ? left | right[lane]
+                                                        : llvm::KnownBits::computeForAddSub(true, false, false, left, right[lane]);
       }
+      return bits;
     }
-    if (llvm::isa<llvm::TruncInst>(value)) return operand(0).trunc(width);
-    if (llvm::isa<llvm::ZExtInst>(value)) return operand(0).zext(width);
+    if (llvm::isa<llvm::TruncInst>(value) || llvm::isa<llvm::ZExtInst>(value)) {
+      std::vector<llvm::KnownBits> bits = operand(0);
+      for (llvm::KnownBits& lane : bits) lane = llvm::isa<llvm::TruncInst>(value) ? lane.trunc(width) : lane.zext(width);
+      return bits;
+    }
   }
-  llvm::APInt demanded = vector != nullptr ? llvm::APInt::getOneBitSet(vector->getNumElements(), lane) : llvm::APInt(1, 1);
-  return llvm::computeKnownBits(value, demanded, 0, query);
+  if (vector == nullptr) return {llvm::computeKnownBits(value, 0, query)};
+  std::vector<llvm::KnownBits> bits;
+  for (unsigned lane = 0; lane < vector->getNumElements(); ++lane)
+    bits.push_back(llvm::computeKnownBits(value, llvm::APInt::getOneBitSet(vector->getNumElements(), lane), 0, query));
+  return bits;
+}
+
+// What `value` was before it was widened to an exchange's 64 bits, or null if it was not.
+Value* before_widening(Value* value) {
+  auto* widened = llvm::dyn_cast<llvm::ZExtInst>(value);
+  return widened != nullptr ? widened->getOperand(0) : nullptr;
 }
 
 // The offers of lanes `lanes` among `offers`, for a warp whose offers are the vector `offers`,
@@ -144,22 +163,20 @@ Value* pick_offers(llvm::IRBuilder<>& builder, Value* offers, Value* lanes, cons
   // Offers of 32 bits widened to the exchange's 64 are picked at their own width: half the
   // registers, and half the instructions where lanes are picked one by one (the warp_atomics
   // kernel of tests/cuda/whole_warps.cu compiled in 39 ms rather than 46).
-  if (auto* widened = llvm::dyn_cast<llvm::ZExtInst>(offers))
-    return builder.CreateZExt(pick_offers(builder, widened->getOperand(0), lanes, facts, place), offers->getType());
+  if (Value* narrow = before_widening(offers)) return builder.CreateZExt(pick_offers(builder, narrow, lanes, facts, place), offers->getType());
   auto within_warp = [&](Value* lane) { return builder.CreateAnd(lane, warp_lanes - 1); };
   // shfl.up/down/bfly and fixed-lane reads: the lanes are known, and the pick is one shuffle.
   // They are known when their low five bits are, as in (the warp's first thread + 16 + lane),
   // which shfl.down gives where the thread loop's index is a multiple of 32.
   std::vector<int> mask;
   const llvm::DataLayout& layout = builder.GetInsertBlock()->getModule()->getDataLayout();
+  std::vector<llvm::KnownBits> known = lane_bits(lanes, llvm::SimplifyQuery(layout, nullptr, &facts.dominators, nullptr, place, true, true, &facts.conditions));
   for (uint32_t lane = 0; lane < warp_lanes && mask.size() == lane; ++lane) {
     if (llvm::isa_and_nonnull<llvm::UndefValue>(llvm::findScalarElement(lanes, lane))) {
       mask.push_back(llvm::PoisonMaskElem);
       continue;
     }
-    llvm::SimplifyQuery query(layout, nullptr, &facts.dominators, nullptr, place, true, true, &facts.conditions);
-    llvm::KnownBits known = lane_bits(lanes, lane, query);
-    llvm::KnownBits within = known.trunc(5);
+    llvm::KnownBits within = known[lane].trunc(5);
     if (within.isConstant()) mask.push_back(static_cast<int>(within.getConstant().getZExtValue()));
   }
   if (mask.size() == warp_lanes) return builder.CreateShuffleVector(offers, mask);
@@ -184,10 +201,10 @@ Value* fold_offers(llvm::IRBuilder<>& builder, WarpFold kind, Value* participant
   if (kind == WarpFold::equal) {
     // Values of 32 bits widened to the exchange's 64 compare at their own width, in half the
     // registers (tests/cuda/whole_warps.cu's collectives kernel: 96 comparisons of 32 lanes).
-    auto* narrow_values = llvm::dyn_cast<llvm::ZExtInst>(values);
-    auto* narrow_offers = llvm::dyn_cast<llvm::ZExtInst>(offers);
-    if (narrow_values != nullptr && narrow_offers != nullptr && narrow_values->getSrcTy() == narrow_offers->getSrcTy())
-      return fold_offers(builder, kind, participants, narrow_values->getOperand(0), narrow_offers->getOperand(0), running);
+    Value* narrow_values = before_widening(values);
+    Value* narrow_offers = before_widening(offers);
+    if (narrow_values != nullptr && narrow_offers != nullptr && narrow_values->getType() == narrow_offers->getType())
+      return fold_offers(builder, kind, participants, narrow_values, narrow_offers, running);
     Value* equal = llvm::PoisonValue::get(participants->getType());
     for (uint32_t lane = 0; lane < warp_lanes; ++lane) {
       Value* own = builder.CreateVectorSplat(warp_lanes, builder.CreateExtractElement(values, lane));
