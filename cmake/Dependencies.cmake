@@ -4,8 +4,8 @@ message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 
 # LLVM's headers are system headers to us so their warnings do not fail our build. A target that
 # sets XCUDA_STATIC_LLVM links LLVM's static archives, of the host's target and AMDGPU's (the
-# others, which lld's ELF driver initialises too, it stubs out: src/cli/CMakeLists.txt), and
-# Polly's, which Debian's LTO archive needs: the xcuda tool does, which
+# others, which lld's ELF driver initialises too, it stubs out, as it does Polly's plugin, which
+# Debian's LTO archive asks for: src/cli/CMakeLists.txt): the xcuda tool does, which
 # spent about 14 ms of every run relocating and paging in the shared libLLVM, as long as ptxas
 # takes for a whole small module. The rest links the shared libLLVM, which keeps the tests' many
 # links fast on two cores.
