@@ -18,6 +18,7 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimpleLoopUnswitch.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Utils/LoopUtils.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -74,6 +75,24 @@ auto loop_passes(bool memory_ssa, Passes&&... passes) {
   return llvm::createFunctionToLoopPassAdaptor(std::move(manager), memory_ssa);
 }
 
+// IndVarSimplify on the kernel's own loops only. The loops over a block's threads (see
+// block_function.cpp, which marks their accesses parallel) count in 32 bits without wrapping
+// already, and their counter has many users, every per-thread slot's address and every lane's
+// exchange arithmetic, for each of which the pass asked ScalarEvolution about the loops' guarding
+// conditions: a quarter of the optimiser's time on kernels with warp collectives. Without it on
+// those loops, tests/cuda/whole_warps.cu's module compiled in 135-138 ms of CPU instead of
+// 150-157, mma_numerics.cu's in 139-144 instead of 149-153 (`perf stat -r 5 xcuda compile
+// --target host --whole-warp-blocks`); a 1.8 MB libcusparse module took as long, and the
+// benchmark suite's kernels ran as fast (25 alternating runs of build/bench/bench_cuda).
+struct IndVarSimplifyKernelLoops : llvm::PassInfoMixin<IndVarSimplifyKernelLoops> {
+  llvm::PreservedAnalyses run(llvm::Loop& loop, llvm::LoopAnalysisManager& analyses, llvm::LoopStandardAnalysisResults& results,
+                              llvm::LPMUpdater& updater) {
+    if (llvm::findOptionMDForLoop(&loop, "llvm.loop.parallel_accesses") != nullptr) return llvm::PreservedAnalyses::all();
+    return simplify.run(loop, analyses, results, updater);
+  }
+  llvm::IndVarSimplifyPass simplify;
+};
+
 // Lane exchanges first: they bring back the atomics they held, which may be block-local.
 // LaneExchanges is needed at every level: it switches a kernel's warp path off when its lanes did
 // not become vectors.
@@ -118,7 +137,7 @@ llvm::FunctionPassManager optimization(bool fallback) {
   function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions()), llvm::LoopRotatePass(),
                                llvm::LICMPass(llvm::LICMOptions()), llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/!fallback)));
   function.addPass(llvm::SimplifyCFGPass());
-  function.addPass(loop_passes(/*memory_ssa=*/false, llvm::IndVarSimplifyPass(), llvm::LoopDeletionPass(), llvm::LoopFullUnrollPass(3)));
+  function.addPass(loop_passes(/*memory_ssa=*/false, IndVarSimplifyKernelLoops(), llvm::LoopDeletionPass(), llvm::LoopFullUnrollPass(3)));
   function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
   // Where -O3 has GVN: it took a quarter of the optimiser's time on a 1.8 MB libcusparse module.
   // With its partial-redundancy elimination off, GVN left that module's object byte for byte as
