@@ -51,20 +51,26 @@ class ThreadLoopAccesses {
   // gain nothing from it (saxpy's compile 10.9 -> 10.0 ms of CPU, the benchmark suite as fast).
   llvm::MDNode* loop_id(llvm::LLVMContext& context, XLoop shape) const {
     auto* i32 = llvm::Type::getInt32Ty(context);
-    std::vector<llvm::Metadata*> operands{nullptr, llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.parallel_accesses"), group_})};
+    std::vector<llvm::Metadata*> options{llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.parallel_accesses"), group_})};
     if (shape == XLoop::whole_warps) {
-      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.interleave.count"),
-                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, 2))}));
-      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
+      options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.interleave.count"),
+                                                    llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, 2))}));
+      options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
     }
     if (shape == XLoop::by_lanes) {
-      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
-                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(context))}));
-      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.width"),
-                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, warp_lanes))}));
-      operands.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
+      options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
+                                                    llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(context))}));
+      options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.width"),
+                                                    llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, warp_lanes))}));
+      options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
     }
-    auto* loop = llvm::MDNode::getDistinct(context, operands);
+    return thread_loop_id(context, std::move(options));
+  }
+
+  // The loop id of any loop over threads: `options` and the mark of such loops.
+  static llvm::MDNode* thread_loop_id(llvm::LLVMContext& context, std::vector<llvm::Metadata*> options = {}) {
+    options.insert(options.begin(), {nullptr, llvm::MDNode::get(context, {llvm::MDString::get(context, thread_loop_option)})});
+    auto* loop = llvm::MDNode::getDistinct(context, options);
     loop->replaceOperandWith(0, loop);
     return loop;
   }
@@ -104,7 +110,8 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   auto close = [&](const Loop& loop, bool parallel, uint32_t step = 1) {
     loop.counter->addIncoming(builder.CreateAdd(loop.counter, builder.getInt32(step), "", /*HasNUW=*/true), builder.GetInsertBlock());
     llvm::BranchInst* back_edge = builder.CreateBr(loop.header);
-    if (parallel && accesses != nullptr) back_edge->setMetadata(llvm::LLVMContext::MD_loop, accesses->loop_id(context, shape));
+    back_edge->setMetadata(llvm::LLVMContext::MD_loop, parallel && accesses != nullptr ? accesses->loop_id(context, shape)
+                                                                                     : ThreadLoopAccesses::thread_loop_id(context));
     builder.SetInsertPoint(loop.exit);
   };
   Value* zero = builder.getInt32(0);
