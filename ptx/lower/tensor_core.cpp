@@ -9,7 +9,7 @@
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
-#include "lower/rolled_loop.h"
+#include "lower/compiler_loops.h"
 
 namespace xcuda::ptx::tensor_core {
 

@@ -8,7 +8,7 @@
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
-#include "lower/rolled_loop.h"
+#include "lower/compiler_loops.h"
 #include "lower/warp_folds.h"
 
 namespace xcuda::ptx {

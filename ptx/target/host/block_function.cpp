@@ -9,6 +9,7 @@
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
+#include "lower/compiler_loops.h"
 #include "target/host/barrier_regions.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
@@ -64,15 +65,7 @@ class ThreadLoopAccesses {
                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, warp_lanes))}));
       options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
     }
-    return thread_loop_id(context, std::move(options));
-  }
-
-  // The loop id of any loop over threads: `options` and the mark of such loops.
-  static llvm::MDNode* thread_loop_id(llvm::LLVMContext& context, std::vector<llvm::Metadata*> options = {}) {
-    options.insert(options.begin(), {nullptr, llvm::MDNode::get(context, {llvm::MDString::get(context, thread_loop_option)})});
-    auto* loop = llvm::MDNode::getDistinct(context, options);
-    loop->replaceOperandWith(0, loop);
-    return loop;
+    return compiler_loop_id(context, std::move(options));
   }
 
  private:
@@ -111,7 +104,7 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
     loop.counter->addIncoming(builder.CreateAdd(loop.counter, builder.getInt32(step), "", /*HasNUW=*/true), builder.GetInsertBlock());
     llvm::BranchInst* back_edge = builder.CreateBr(loop.header);
     back_edge->setMetadata(llvm::LLVMContext::MD_loop, parallel && accesses != nullptr ? accesses->loop_id(context, shape)
-                                                                                     : ThreadLoopAccesses::thread_loop_id(context));
+                                                                                     : compiler_loop_id(context));
     builder.SetInsertPoint(loop.exit);
   };
   Value* zero = builder.getInt32(0);

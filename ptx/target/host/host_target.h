@@ -36,10 +36,6 @@ llvm::Value* load_block_dimension(llvm::IRBuilder<>& builder, llvm::Value* frame
 // intrinsic, before the runtime services define it.
 void mark_block_local_atomics(llvm::Module& module);
 
-// The loop option (in its llvm.loop metadata) that marks a loop over a block's threads
-// (block_function.cpp), which the optimiser treats apart from the kernel's own loops.
-inline constexpr const char* thread_loop_option = "xcuda.loop.threads";
-
 // The attribute of a block function that runs only blocks whose width is whole warps
 // (KernelInfo::whole_warps_only), having left out its code for others.
 inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-only";

@@ -22,6 +22,7 @@
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "lower/compiler_loops.h"
 #include "target/host/address_arithmetic.h"
 #include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
@@ -75,22 +76,25 @@ auto loop_passes(bool memory_ssa, Passes&&... passes) {
   return llvm::createFunctionToLoopPassAdaptor(std::move(manager), memory_ssa);
 }
 
-// IndVarSimplify on the kernel's own loops only. The loops over a block's threads (see
-// thread_loop_option) count in 32 bits without wrapping already, and their counters have many
-// users, every per-thread slot's address and every lane's exchange arithmetic, for each of which
-// the pass asked ScalarEvolution about the loops' guarding conditions: a quarter of the
-// optimiser's time on kernels with warp collectives. Without it on the loops along x,
-// tests/cuda/whole_warps.cu's module compiled in 135-138 ms of CPU instead of 150-157,
-// mma_numerics.cu's in 139-144 instead of 149-153 (`perf stat -r 5 xcuda compile --target host
-// --whole-warp-blocks`); a 1.8 MB libcusparse module took as long, and the benchmark suite's
-// kernels ran as fast (25 alternating runs of build/bench/bench_cuda). Without it on those along
-// y and z and over warps too, whose counters' users are the same, whole_warps.cu's kernels
-// rotations and block_sum took 39-40 and 25-26 ms instead of 43 and 28, mma_numerics.cu's
-// m16n8k16 kernel 33 instead of 34 (`perf stat -r 5 ... -j 1 --kernel`, three alternations).
+// IndVarSimplify on the kernel's own loops only, not on those the compiler writes (see
+// compiler_loop_option): loops over a block's threads count in 32 bits without wrapping already,
+// and their counters have many users, every per-thread slot's address and every lane's exchange
+// arithmetic, for each of which the pass asked ScalarEvolution about the loops' guarding
+// conditions: a quarter of the optimiser's time on kernels with warp collectives. Without it on
+// the loops along x, tests/cuda/whole_warps.cu's module compiled in 135-138 ms of CPU instead of
+// 150-157, mma_numerics.cu's in 139-144 instead of 149-153 (`perf stat -r 5 xcuda compile
+// --target host --whole-warp-blocks`); a 1.8 MB libcusparse module took as long, and the
+// benchmark suite's kernels ran as fast (25 alternating runs of build/bench/bench_cuda). Without
+// it on those along y and z and over warps too, whose counters' users are the same,
+// whole_warps.cu's kernels rotations and block_sum took 39-40 and 25-26 ms instead of 43 and 28,
+// mma_numerics.cu's m16n8k16 kernel 33 instead of 34 (`perf stat -r 5 ... -j 1 --kernel`, three
+// alternations). Without it on the short loops over lanes and over a fragment's elements,
+// mma_numerics.cu's module 128-129 ms instead of 137-138; an m16n8k16 mma.sync loop ran as fast
+// (57-59 ms, four alternations), as did the benchmark suite (eight).
 struct IndVarSimplifyKernelLoops : llvm::PassInfoMixin<IndVarSimplifyKernelLoops> {
   llvm::PreservedAnalyses run(llvm::Loop& loop, llvm::LoopAnalysisManager& analyses, llvm::LoopStandardAnalysisResults& results,
                               llvm::LPMUpdater& updater) {
-    if (llvm::findOptionMDForLoop(&loop, thread_loop_option) != nullptr) return llvm::PreservedAnalyses::all();
+    if (llvm::findOptionMDForLoop(&loop, compiler_loop_option) != nullptr) return llvm::PreservedAnalyses::all();
     return simplify.run(loop, analyses, results, updater);
   }
   llvm::IndVarSimplifyPass simplify;

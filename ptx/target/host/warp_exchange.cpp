@@ -3,7 +3,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 
-#include "lower/rolled_loop.h"
+#include "lower/compiler_loops.h"
 #include "target/host/barrier_regions.h"
 #include "target/host/thread_context.h"
 

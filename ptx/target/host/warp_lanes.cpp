@@ -18,7 +18,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "lower/intrinsics.h"
-#include "lower/rolled_loop.h"
+#include "lower/compiler_loops.h"
 #include "lower/warp_folds.h"
 
 namespace xcuda::ptx::host {

@@ -1,0 +1,33 @@
+// Loops the compiler writes, as opposed to the kernel's own: over a warp's lanes or a fragment's
+// elements, short, which LLVM would unroll fully, back into the straight-line code they were
+// written to replace; and on the host, over a block's threads (target/host/block_function.cpp).
+#pragma once
+
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/Metadata.h>
+
+#include <vector>
+
+namespace xcuda::ptx {
+
+// The option (in its llvm.loop metadata) of every loop the compiler writes, over a warp's lanes,
+// a fragment's elements or a block's threads, which the host's optimiser tells apart from the
+// kernel's own loops (optimizer.cpp).
+inline constexpr const char* compiler_loop_option = "xcuda.loop.compiler";
+
+// A loop id for a loop the compiler writes, with LLVM's loop `options`.
+inline llvm::MDNode* compiler_loop_id(llvm::LLVMContext& context, std::vector<llvm::Metadata*> options = {}) {
+  options.insert(options.begin(), {nullptr, llvm::MDNode::get(context, llvm::MDString::get(context, compiler_loop_option))});
+  llvm::MDNode* loop = llvm::MDNode::getDistinct(context, options);
+  loop->replaceOperandWith(0, loop);
+  return loop;
+}
+
+// Marks the loop whose back edge is `back_edge` as one LLVM must not unroll.
+inline void keep_rolled(llvm::BranchInst* back_edge) {
+  llvm::LLVMContext& context = back_edge->getContext();
+  back_edge->setMetadata(llvm::LLVMContext::MD_loop,
+                         compiler_loop_id(context, {llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable"))}));
+}
+
+}  // namespace xcuda::ptx
