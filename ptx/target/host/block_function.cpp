@@ -8,8 +8,8 @@
 #include <llvm/IR/Operator.h>
 
 #include "host_abi.h"
-#include "lower/intrinsics.h"
 #include "lower/compiler_loops.h"
+#include "lower/intrinsics.h"
 #include "target/host/barrier_regions.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
