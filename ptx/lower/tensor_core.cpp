@@ -5,11 +5,11 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include "lower/compiler_loops.h"
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
-#include "lower/compiler_loops.h"
 
 namespace xcuda::ptx::tensor_core {
 

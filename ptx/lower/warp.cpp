@@ -5,10 +5,10 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include "lower/compiler_loops.h"
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
-#include "lower/compiler_loops.h"
 #include "lower/warp_folds.h"
 
 namespace xcuda::ptx {

@@ -17,8 +17,8 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
-#include "lower/intrinsics.h"
 #include "lower/compiler_loops.h"
+#include "lower/intrinsics.h"
 #include "lower/warp_folds.h"
 
 namespace xcuda::ptx::host {
