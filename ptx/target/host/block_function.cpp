@@ -430,6 +430,16 @@ Value* whole_warps_width(llvm::IRBuilder<>& builder, Value* width) {
   return builder.CreateShl(warps, 5, "", /*HasNUW=*/true, /*HasNSW=*/true);
 }
 
+// Leaves the calls `function` makes to functions the inliner would take for LaneExchanges to
+// inline (warp_lanes.h), should the fallback that runs `function` turn out needed.
+void defer_inlining(llvm::Function& function) {
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
+        if (const llvm::Function* callee = call->getCalledFunction(); callee && callee->hasFnAttribute(llvm::Attribute::AlwaysInline))
+          call->setIsNoInline();
+}
+
 // Returns the per-thread stack bytes of a kernel with barriers, 0 otherwise.
 uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, bool vectorised, bool whole_warp_blocks,
                              DiagnosticSink& diagnostics) {
@@ -538,12 +548,15 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr, shape);
   } else {
     run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread, RegionLoops::by_threads);
-    // Not inlined yet where the fallback may never run (unused_fallbacks.h): LaneExchanges inlines
-    // them if it switches the warp path off. On tests/cuda/whole_warps.cu's module: 0.182 ->
-    // 0.170 s of CPU (`xcuda compile --target host -j 1 --whole-warp-blocks`), the same object.
-    if (by_warps && whole_warp_blocks)
+    // Not inlined yet where the fallback may never run (unused_fallbacks.h), neither the regions
+    // nor what they call: LaneExchanges inlines them if it switches the warp path off. On
+    // tests/cuda/whole_warps.cu's module: 0.182 -> 0.170 s of CPU (`xcuda compile --target host -j
+    // 1 --whole-warp-blocks`) for the regions, the same object.
+    if (by_warps && whole_warp_blocks) {
       for (llvm::User* user : resumable->function->users())
         if (auto* call = llvm::dyn_cast<llvm::CallInst>(user)) call->setIsNoInline();
+      defer_inlining(*resumable->function);
+    }
     // Not inlined, the regions are as rarely run as the fallback that calls them.
     if (by_warps && (whole_warp_blocks || resumable->function->hasFnAttribute(llvm::Attribute::NoInline)))
       resumable->function->addFnAttr(warp_lanes_fallback_attribute);

@@ -415,17 +415,20 @@ std::vector<llvm::Function*> inline_atomics(llvm::Module& module) {
   return changed;
 }
 
-// The regions a fallback calls instead of inlining them, where it might never run
-// (block_function.cpp): it does now.
-void inline_deferred_regions(llvm::Function& fallback) {
-  std::vector<llvm::CallInst*> deferred;
-  for (llvm::Instruction& instruction : llvm::instructions(fallback))
-    if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
-      if (const llvm::Function* region = call->getCalledFunction(); region && call->isNoInline() && region->hasFnAttribute(llvm::Attribute::AlwaysInline))
-        deferred.push_back(call);
-  for (llvm::CallInst* call : deferred) {
-    llvm::InlineFunctionInfo info;
-    llvm::InlineFunction(*call, info);
+// The regions a fallback calls instead of inlining them, where it might never run, and what
+// they call (block_function.cpp): it does now.
+void inline_deferred_calls(llvm::Function& fallback) {
+  for (bool inlined = true; inlined;) {
+    std::vector<llvm::CallInst*> deferred;
+    for (llvm::Instruction& instruction : llvm::instructions(fallback))
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
+        if (const llvm::Function* callee = call->getCalledFunction(); callee && call->isNoInline() && callee->hasFnAttribute(llvm::Attribute::AlwaysInline))
+          deferred.push_back(call);
+    for (llvm::CallInst* call : deferred) {
+      llvm::InlineFunctionInfo info;
+      llvm::InlineFunction(*call, info);
+    }
+    inlined = !deferred.empty();
   }
 }
 
@@ -563,7 +566,7 @@ llvm::PreservedAnalyses LaneExchanges::run(llvm::Module& module, llvm::ModuleAna
       llvm::Function* fallback = call != nullptr ? call->getCalledFunction() : nullptr;
       if (fallback == nullptr || !fallback->hasFnAttribute(warp_lanes_fallback_attribute)) continue;
       fallback->removeFnAttr(warp_lanes_fallback_attribute);
-      inline_deferred_regions(*fallback);
+      inline_deferred_calls(*fallback);
       functions.invalidate(*fallback, llvm::PreservedAnalyses::none());
       optimization_.run(*fallback, functions);
       callers.push_back(fallback);
