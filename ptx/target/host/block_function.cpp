@@ -109,13 +109,14 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
     builder.SetInsertPoint(loop.exit);
     return back_edge;
   };
-  // The loops over warps, over z and over a rotation's two parts stay rolled: the unroller only
-  // weighed the first two, and unrolled the parts into two copies of the x loop. Without it, the
-  // host compile of tests/cuda/whole_warps.cu's module took 5.7% fewer instructions (valgrind),
-  // mma_numerics.cu's 1.2%, 16 saxpy kernels' 2.9%; of the objects of those, the benchmark
-  // suite's and a 1.8 MB libcusparse module, only the rotating kernels' changed, and the suite's
-  // kernels ran as fast (eight alternating runs). Unrolled, the loop over y still pays: rolled
-  // too, the suite's transpose took 1.57 ms instead of 1.39 (medians of eight).
+  // The loops over warps, over z and over a rotation's two parts stay rolled. LLVM's unrollers
+  // weighed the first two to no effect, and unrolled the parts into two copies of the x loop,
+  // which was meant to be one. Rolled, the host compile of tests/cuda/whole_warps.cu's module
+  // took 5.7% fewer instructions (valgrind), mma_numerics.cu's 1.2%, 16 saxpy kernels' 2.9%; of
+  // the objects of those, the benchmark suite's and a 1.8 MB libcusparse module, only the
+  // rotating kernels' changed, and the suite's kernels ran as fast (eight alternating runs).
+  // The loop over y is left to them: rolled too, the suite's transpose took 1.57 ms instead of
+  // 1.39 (medians of eight).
   Value* zero = builder.getInt32(0);
   Value* begin = x_begin != nullptr ? x_begin : zero;
   Loop z = open("z", zero, extent[2]);
@@ -439,16 +440,6 @@ Value* whole_warps_width(llvm::IRBuilder<>& builder, Value* width) {
   return builder.CreateShl(warps, 5, "", /*HasNUW=*/true, /*HasNSW=*/true);
 }
 
-// Leaves the calls `function` makes to functions the inliner would take for LaneExchanges to
-// inline (warp_lanes.h), should the fallback that runs `function` turn out needed.
-void defer_inlining(llvm::Function& function) {
-  for (llvm::BasicBlock& block : function)
-    for (llvm::Instruction& instruction : block)
-      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
-        if (const llvm::Function* callee = call->getCalledFunction(); callee && callee->hasFnAttribute(llvm::Attribute::AlwaysInline))
-          call->setIsNoInline();
-}
-
 // Returns the per-thread stack bytes of a kernel with barriers, 0 otherwise.
 uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, bool vectorised, bool whole_warp_blocks,
                              DiagnosticSink& diagnostics) {
@@ -558,12 +549,12 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   } else {
     run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread, RegionLoops::by_threads);
     // Not inlined yet where the fallback may never run (unused_fallbacks.h), neither the regions
-    // nor what they call: LaneExchanges inlines them if it switches the warp path off. On
-    // tests/cuda/whole_warps.cu's module: 0.182 -> 0.170 s of CPU (`xcuda compile --target host -j
-    // 1 --whole-warp-blocks`) for the regions, the same object.
+    // nor what they call: LaneExchanges inlines them if it switches the warp path off. The
+    // regions alone took tests/cuda/whole_warps.cu's module from 0.182 to 0.170 s of CPU (`xcuda
+    // compile --target host -j 1 --whole-warp-blocks`), the same object; what they call, see
+    // optimizer.cpp.
     if (by_warps && whole_warp_blocks) {
-      for (llvm::User* user : resumable->function->users())
-        if (auto* call = llvm::dyn_cast<llvm::CallInst>(user)) call->setIsNoInline();
+      defer_inlining(*builder.GetInsertBlock()->getParent());  // the fallback
       defer_inlining(*resumable->function);
     }
     // Not inlined, the regions are as rarely run as the fallback that calls them.

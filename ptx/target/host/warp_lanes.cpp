@@ -415,15 +415,18 @@ std::vector<llvm::Function*> inline_atomics(llvm::Module& module) {
   return changed;
 }
 
-// The regions a fallback calls instead of inlining them, where it might never run, and what
-// they call (block_function.cpp): it does now.
+bool inlined_unless_deferred(const llvm::CallInst& call) {
+  const llvm::Function* callee = call.getCalledFunction();
+  return callee != nullptr && callee->hasFnAttribute(llvm::Attribute::AlwaysInline);
+}
+
+// What a fallback and its regions defer (defer_inlining): they run now.
 void inline_deferred_calls(llvm::Function& fallback) {
   for (bool inlined = true; inlined;) {
     std::vector<llvm::CallInst*> deferred;
     for (llvm::Instruction& instruction : llvm::instructions(fallback))
-      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction))
-        if (const llvm::Function* callee = call->getCalledFunction(); callee && call->isNoInline() && callee->hasFnAttribute(llvm::Attribute::AlwaysInline))
-          deferred.push_back(call);
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction); call != nullptr && call->isNoInline() && inlined_unless_deferred(*call))
+        deferred.push_back(call);
     for (llvm::CallInst* call : deferred) {
       llvm::InlineFunctionInfo info;
       llvm::InlineFunction(*call, info);
@@ -433,6 +436,11 @@ void inline_deferred_calls(llvm::Function& fallback) {
 }
 
 }  // namespace
+
+void defer_inlining(llvm::Function& function) {
+  for (llvm::Instruction& instruction : llvm::instructions(function))
+    if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction); call != nullptr && inlined_unless_deferred(*call)) call->setIsNoInline();
+}
 
 bool use_lane_exchanges(llvm::Function& function) {
   llvm::Module& module = *function.getParent();

@@ -48,6 +48,11 @@ llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::strin
 // optimised fully after all.
 inline constexpr const char* warp_lanes_fallback_attribute = "xcuda-warp-lanes-fallback";
 
+// Marks the calls `function` makes to functions the inliner would take as not to be inlined
+// yet: `function` belongs to a fallback that may never run (unused_fallbacks.h). LaneExchanges
+// inlines them should the fallback turn out needed.
+void defer_inlining(llvm::Function& function);
+
 // Runs after the vectoriser: rewrites the vector forms of the lane exchanges as shuffles (and a
 // fold as a vector comparison or reduction of the warp's offers),
 // inlines the atomics' calls, turns off the switch of every block function that kept a scalar
