@@ -83,9 +83,10 @@ struct CompileOptions {
   // nearly every launch's are. A kernel that keeps its warp path (target/host/warp_lanes.h) then
   // goes without its code for other blocks, which costs more to compile than the rest of the
   // kernel (target/host/unused_fallbacks.h), and so, at -O2 and -O3, does a kernel without
-  // barriers, whose vectorised loop over the threads then needs no code for a remainder
-  // (target/host/block_function.cpp). KernelInfo::whole_warps_only says which did, and the
-  // runtime compiles those again, without this, for a launch of other blocks.
+  // barriers, or one cut only at warp exchanges that keeps no warp path, whose vectorised loops
+  // over the threads then need no code for a remainder (target/host/block_function.cpp).
+  // KernelInfo::whole_warps_only says which did, and the runtime compiles those again, without
+  // this, for a launch of other blocks.
   bool whole_warp_blocks = false;
   // Host: at most this many threads, each compiling a share of a large module's kernels; their
   // objects are linked into one, of the same code. Not with an IR dump, which shows one module.

@@ -45,8 +45,9 @@ inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-onl
 // the optimiser's level runs the vectoriser, which alone makes the warp paths (warp_lanes.h) of
 // kernels with warp exchanges work; at the other levels they would be built only to be deleted.
 // `whole_warp_blocks` (CompileOptions): the fallbacks of warp paths call their regions, which
-// LaneExchanges inlines only where a fallback turns out needed; and where the vectoriser runs,
-// kernels without barriers loop over whole warps, which leaves out their code for other blocks.
+// LaneExchanges inlines only where a fallback turns out needed, as it does what they call; and
+// where the vectoriser runs, kernels without barriers, and those cut only at warp exchanges
+// that keep no warp path, loop over whole warps, which leaves out their code for other blocks.
 // Returns, per kernel with barriers, the stack bytes its block function needs per thread.
 std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool vectorised, bool whole_warp_blocks,
                                                                DiagnosticSink& diagnostics);
