@@ -141,8 +141,11 @@ llvm::FunctionPassManager optimization(bool fallback) {
   function.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
   function.addPass(llvm::SimplifyCFGPass());
   combine_instructions(function);
+  // One LICM, before the rotation: a second after it, as -O3 has, left every object the same (the
+  // 46 sm_90 modules of the nvcc corpus, for blocks of any width and of whole warps; a 1.8 MB
+  // libcusparse module) and took 1% of the instructions compiling tests/cuda/whole_warps.cu.
   function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions()), llvm::LoopRotatePass(),
-                               llvm::LICMPass(llvm::LICMOptions()), llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/!fallback)));
+                               llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/!fallback)));
   function.addPass(llvm::SimplifyCFGPass());
   function.addPass(loop_passes(/*memory_ssa=*/false, IndVarSimplifyKernelLoops(), llvm::LoopDeletionPass(), llvm::LoopFullUnrollPass(3)));
   function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
