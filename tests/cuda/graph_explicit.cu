@@ -5,7 +5,10 @@
 #include "check.h"
 
 #include <cstdio>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 __global__ void axpy(int* y, const int* x, int alpha, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -205,12 +208,14 @@ int main() {
   (void)cudaGetLastError();
   CHECK(cudaGraphDestroy(cyclic));
 
-  const char* dot_path = "graph_explicit.dot";
-  CHECK(cudaGraphDebugDotPrint(graph, dot_path, cudaGraphDebugDotFlagsVerbose));
-  FILE* dot = std::fopen(dot_path, "r");
+  // A name of this process's own: the test's builds for each architecture run side by side in
+  // the same directory, and one removed the file another was about to read.
+  const std::string dot_path = "graph_explicit." + std::to_string(getpid()) + ".dot";
+  CHECK(cudaGraphDebugDotPrint(graph, dot_path.c_str(), cudaGraphDebugDotFlagsVerbose));
+  FILE* dot = std::fopen(dot_path.c_str(), "r");
   if (!dot || std::fgetc(dot) == EOF) FAIL("cudaGraphDebugDotPrint wrote nothing");
   std::fclose(dot);
-  std::remove(dot_path);
+  std::remove(dot_path.c_str());
 
   CHECK(cudaGraphExecDestroy(exec));
   CHECK(cudaGraphDestroy(graph));
