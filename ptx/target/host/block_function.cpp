@@ -540,36 +540,31 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   }
   Value* thread = new_thread_context();
   std::array<Value*, 3> extent = block_extent();
+  // For blocks of whole warps only, where the vectoriser runs, a width LLVM knows to be whole
+  // warps leaves no threads over, and the loops for them go; blocks of other widths take the code
+  // compiled without whole_warp_blocks. So for kernels without barriers (tests/cli/saxpy.ptx's
+  // object 1032 -> 564 bytes, its compile 12.0 -> 10.6 ms of CPU, `perf stat -r 10 xcuda compile
+  // --target host -j 1 --whole-warp-blocks`), and for those that meet their warp at exchanges but
+  // never at a block barrier and have no warp path (tensor-core kernels: split_for_warp_lanes
+  // takes no loops): tests/cuda/mma_numerics.cu's module took 6% fewer instructions to compile
+  // (valgrind, 883.6 M -> 830.2 M) and an m16n8k16 and an m16n8k4 mma.sync loop ran as fast (four
+  // alternations); of the 46 sm_90 modules of the nvcc corpus only that one's object changed.
+  // Kernels with block barriers compiled slower so: knowing the width, LLVM vectorised more of
+  // them (the benchmark suite's module: 299-302 ms of CPU instead of 276-279). A warp path's
+  // fallback serves the other widths.
+  const bool whole_warps_only = whole_warp_blocks && vectorised && !by_warps && (!resumable || exchanges_only);
+  if (whole_warps_only) {
+    extent[0] = whole_warps_width(builder, extent[0]);
+    block->addFnAttr(whole_warps_only_attribute);
+  }
   if (!resumable) {
     ThreadLoopAccesses accesses(context);
     kernel.addFnAttr(llvm::Attribute::AlwaysInline);
-    // For blocks of whole warps only, the vectorised loop has no threads left over, and the
-    // loops for them go: tests/cli/saxpy.ptx's object 1032 -> 564 bytes, its compile 12.0 ->
-    // 10.6 ms of CPU (`perf stat -r 10 xcuda compile --target host -j 1 --whole-warp-blocks`).
-    // Blocks of other widths take the code compiled without whole_warp_blocks.
-    XLoop shape = XLoop::any_width;
-    if (whole_warp_blocks && vectorised && !by_warps) {
-      shape = XLoop::whole_warps;
-      extent[0] = whole_warps_width(builder, extent[0]);
-      block->addFnAttr(whole_warps_only_attribute);
-    }
     emit_thread_loops(builder, extent, &accesses, [&](const std::array<Value*, 3>& index) {
       enter_thread(thread, index);
       accesses.tag(builder.CreateCall(&kernel, {thread, parameters}));
-    }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr, shape);
+    }, nullptr, rotates ? rotation(builder, frame, extent[0]) : nullptr, whole_warps_only ? XLoop::whole_warps : XLoop::any_width);
   } else {
-    // A kernel that meets its warp at exchanges and never at a block barrier, and has no warp
-    // path (tensor-core kernels: split_for_warp_lanes takes no loops), runs only blocks of whole
-    // warps too: its regions over the whole width then need no loop for threads left over.
-    // tests/cuda/mma_numerics.cu's module took 6% fewer instructions to compile (valgrind,
-    // 883.6 M -> 830.2 M) and an m16n8k16 and an m16n8k4 mma.sync loop ran as fast (four
-    // alternations); of the 46 sm_90 modules of the nvcc corpus only that one's object changed.
-    // Kernels with block barriers compiled slower so: knowing the width, LLVM vectorised more
-    // of them (the benchmark suite's module: 299-302 ms of CPU instead of 276-279).
-    if (whole_warp_blocks && vectorised && !by_warps && exchanges_only) {
-      extent[0] = whole_warps_width(builder, extent[0]);
-      block->addFnAttr(whole_warps_only_attribute);
-    }
     run_region_by_region(builder, *resumable, extent, thread, parameters, enter_thread, RegionLoops::by_threads);
     // Not inlined yet where the fallback may never run (unused_fallbacks.h), neither the regions
     // nor what they call: LaneExchanges inlines them if it switches the warp path off. The

@@ -415,6 +415,7 @@ std::vector<llvm::Function*> inline_atomics(llvm::Module& module) {
   return changed;
 }
 
+// Whether the always-inliner takes `call`, unless it was deferred.
 bool inlined_unless_deferred(const llvm::CallInst& call) {
   const llvm::Function* callee = call.getCalledFunction();
   return callee != nullptr && callee->hasFnAttribute(llvm::Attribute::AlwaysInline);
