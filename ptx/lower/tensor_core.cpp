@@ -57,7 +57,7 @@ std::vector<Element> written_elements(const Instruction& instruction) {
 
 // for (i32 index = 0; index < count; ++index) body(index), at the builder's place, which it
 // leaves after the loop.
-void counted_loop(FunctionLowering& lowering, uint32_t count, const std::function<void(Value* index)>& body) {
+void counted_loop(FunctionLowering& lowering, Value* count, const std::function<void(Value* index)>& body) {
   auto& builder = lowering.builder();
   llvm::Function* function = builder.GetInsertBlock()->getParent();
   llvm::BasicBlock* before = builder.GetInsertBlock();
@@ -70,7 +70,7 @@ void counted_loop(FunctionLowering& lowering, uint32_t count, const std::functio
   body(index);
   Value* next = builder.CreateAdd(index, builder.getInt32(1));
   index->addIncoming(next, builder.GetInsertBlock());
-  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(next, builder.getInt32(count)), loop, done));
+  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(next, count), loop, done));
   builder.SetInsertPoint(done);
 }
 
@@ -104,7 +104,7 @@ llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& 
     llvm::Constant* contents = llvm::ConstantDataArray::get(lowering.context(), place_of);
     auto* places = new llvm::GlobalVariable(lowering.module().target(), contents->getType(), true, llvm::GlobalValue::PrivateLinkage,
                                             contents, "xcuda.fragment_places");
-    counted_loop(lowering, warp_size, [&](Value* lane) {
+    counted_loop(lowering, builder.getInt32(warp_size), [&](Value* lane) {
       Value* word = peer(lowering, lane);
       for (uint32_t element = 0; element < per_lane; ++element) {
         Value* index = builder.CreateAdd(builder.CreateMul(lane, builder.getInt32(per_lane)), builder.getInt32(element));
@@ -188,6 +188,8 @@ Value* power_of_two(FunctionLowering& lowering, Value* exponent) {
 // for bit for .f16, .bf16 and .tf32 with .f32 accumulators (tests/cuda/mma_numerics.cu).
 constexpr int32_t alignment_bits = 25;
 constexpr int32_t no_exponent = -100000;
+// The most terms one sum of the model takes: mma.sync's m16n8k32 with FP8 inputs.
+constexpr uint32_t max_terms = 32;
 
 // `exact` truncated toward zero to .f32, as bits; a magnitude beyond .f32's range becomes
 // infinite.
@@ -217,7 +219,7 @@ struct Carried {
 // A dot product's products, each exact as a double.
 struct Products {
   llvm::AllocaInst* values;
-  uint32_t count;
+  Value* count;  // i32
 };
 
 // The i32 exponent a term weighs with in an aligned sum: its own, or no_exponent for zero.
@@ -268,7 +270,7 @@ Value* aligned_sum(FunctionLowering& lowering, const Products& products, const s
 // 460 instructions after optimisation (97 as loops), and the FP8 m16n8k32 conformance case
 // compiled in 139 ms rather than 100; the loops run as fast (an m16n8k16 .f16 mma.sync 200 times
 // in a loop by 2048 threads: 75 and 74 ms).
-Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, uint32_t k, Value* c, Element a_type, Element b_type,
+Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, Value* k, Value* c, Element a_type, Element b_type,
                        Element accumulator) {
   auto& builder = lowering.builder();
   bool separate_accumulator = is_eight_bit_float(a_type);
@@ -282,7 +284,8 @@ Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, uint32
   auto in_second_pass = [&](Value* index) {
     return separate_accumulator ? builder.CreateICmpNE(builder.CreateAnd(index, 2), builder.getInt32(0)) : builder.getFalse();
   };
-  Products products{thread_array(lowering, builder.getDoubleTy(), k), k};
+  auto* constant_k = llvm::dyn_cast<llvm::ConstantInt>(k);
+  Products products{thread_array(lowering, builder.getDoubleTy(), constant_k ? constant_k->getZExtValue() : max_terms), k};
   counted_loop(lowering, k, [&](Value* index) {
     auto input = [&](Value* array, Value* element_index, Element element) {
       llvm::Type* type = builder.getIntNTy(element_bits(element));
@@ -382,14 +385,21 @@ Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::s
 Value* call_dot(FunctionLowering& lowering, const DotForm& form, Value* a_row, Value* b_column, Value* c) {
   auto& builder = lowering.builder();
   llvm::Module& module = lowering.module().target();
+  // A sum of all k terms at once takes k as an argument, so that the shapes of one type share a
+  // function (mma.sync's m16n8k8 and m16n8k16, say): each function took about 4 ms of CPU to
+  // optimise and compile, and tests/cuda/mma_numerics.cu's module, with three types in two
+  // shapes each, compiled in 111-119 ms instead of 121-131 (`perf stat -r 5 xcuda compile
+  // --target host -j 1 --whole-warp-blocks`, three alternations), at the same speed (m16n8k16
+  // .f16 and m16n8k4 .tf32 mma.sync loops). The other forms are written out for their k.
+  bool whole = form.step == form.k && !is_byte(form.a_type) && form.a_type != Element::f64;
   std::string name = "xcuda.tensor_core.dot." + std::string(name_of(form.a_type)) + "." + std::string(name_of(form.b_type)) + "." +
-                     std::string(name_of(form.accumulator)) + ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step) +
+                     std::string(name_of(form.accumulator)) + (whole ? "" : ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step)) +
                      ".stride" + std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "");
   // The per-thread matrices lie in the target's address space for them.
   for (Value* pointer : {a_row, b_column}) name += ".p" + std::to_string(pointer->getType()->getPointerAddressSpace());
   llvm::Function* dot = module.getFunction(name);
   if (dot == nullptr) {
-    auto* type = llvm::FunctionType::get(c->getType(), {a_row->getType(), b_column->getType(), c->getType()}, false);
+    auto* type = llvm::FunctionType::get(c->getType(), {a_row->getType(), b_column->getType(), c->getType(), builder.getInt32Ty()}, false);
     dot = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
     dot->addFnAttr(llvm::Attribute::NoInline);
     dot->setDoesNotThrow();
@@ -413,16 +423,19 @@ Value* call_dot(FunctionLowering& lowering, const DotForm& form, Value* a_row, V
       sum = form.a_type == Element::f64
                 ? double_dot(lowering, a, b, sum)
                 : integer_dot(lowering, a, b, sum, form.a_type == Element::s8, form.b_type == Element::s8, form.saturate);
+    } else if (whole) {
+      sum = tensor_core_dot(lowering, DotTerms{dot->getArg(0), dot->getArg(1), form.b_stride}, dot->getArg(3), sum, form.a_type,
+                            form.b_type, form.accumulator);
     } else {
       for (uint32_t first = 0; first < form.k; first += form.step) {
         DotTerms terms{builder.CreateConstGEP1_32(element, dot->getArg(0), first),
                        builder.CreateConstGEP1_32(element, dot->getArg(1), first * form.b_stride), form.b_stride};
-        sum = tensor_core_dot(lowering, terms, form.step, sum, form.a_type, form.b_type, form.accumulator);
+        sum = tensor_core_dot(lowering, terms, builder.getInt32(form.step), sum, form.a_type, form.b_type, form.accumulator);
       }
     }
     builder.CreateRet(sum);
   }
-  return builder.CreateCall(dot, {a_row, b_column, c});
+  return builder.CreateCall(dot, {a_row, b_column, c, builder.getInt32(form.k)});
 }
 
 }  // namespace xcuda::ptx::tensor_core

@@ -92,8 +92,9 @@ struct DotTerms {
   uint32_t b_stride;
 };
 // D = C + Σ A·B for one element, with A, B and C as bits of their element types and D as bits of
-// the accumulator's: floating-point inputs as tensor_core.cpp describes, .s8/.u8 exactly.
-llvm::Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, uint32_t k, llvm::Value* c, Element a_type,
+// the accumulator's: floating-point inputs as tensor_core.cpp describes, .s8/.u8 exactly. The i32
+// k, the number of terms, need not be a constant; at most 32.
+llvm::Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, llvm::Value* k, llvm::Value* c, Element a_type,
                              Element b_type, Element accumulator);
 llvm::Value* integer_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
                          llvm::Value* c, bool a_signed, bool b_signed, bool saturate);

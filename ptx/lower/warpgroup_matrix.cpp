@@ -259,8 +259,8 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
   };
   Value* result = integer ? integer_dot(lowering, a, b, c, form->a_type == Element::s8, form->b_type == Element::s8,
                                         has_word(instruction, "satfinite"))
-                          : tensor_core_dot(lowering, DotTerms{stored(a), stored(b), 1}, form->k, c, form->a_type, form->b_type,
-                                            form->accumulator);
+                          : tensor_core_dot(lowering, DotTerms{stored(a), stored(b), 1}, builder.getInt32(form->k), c, form->a_type,
+                                            form->b_type, form->accumulator);
   builder.CreateStore(result, slot);
   Value* next = builder.CreateAdd(index, builder.getInt32(1));
   index->addIncoming(next, builder.GetInsertBlock());
