@@ -42,7 +42,7 @@ void lower_call(FunctionLowering& lowering, const Instruction& instruction) {
 class Synchronizing {
  public:
   explicit Synchronizing(llvm::Module& module) {
-    for (const char* name : {intrinsics::barrier, intrinsics::barrier_operation, intrinsics::warp_exchange})
+    for (const char* name : {intrinsics::barrier, intrinsics::barrier_operation, intrinsics::warp_exchange, intrinsics::warp_exchange_words})
       if (llvm::Function* intrinsic = module.getFunction(name)) members_.insert(intrinsic);
     for (llvm::Function& function : module)
       if (function.hasAddressTaken()) address_taken_.push_back(&function);

@@ -3,9 +3,11 @@
 // written to replace; and on the host, over a block's threads (target/host/block_function.cpp).
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Metadata.h>
 
+#include <functional>
 #include <vector>
 
 namespace xcuda::ptx {
@@ -28,6 +30,24 @@ inline void keep_rolled(llvm::BranchInst* back_edge) {
   llvm::LLVMContext& context = back_edge->getContext();
   back_edge->setMetadata(llvm::LLVMContext::MD_loop,
                          compiler_loop_id(context, {llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable"))}));
+}
+
+// for (i32 index = 0; index < count; ++index) body(index), kept rolled, at the builder's place,
+// which it leaves after the loop. `count` is at least 1.
+inline void counted_loop(llvm::IRBuilder<>& builder, llvm::Value* count, const std::function<void(llvm::Value* index)>& body) {
+  llvm::Function* function = builder.GetInsertBlock()->getParent();
+  llvm::BasicBlock* before = builder.GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(builder.getContext(), "loop", function);
+  auto* done = llvm::BasicBlock::Create(builder.getContext(), "loop.done", function);
+  builder.CreateBr(loop);
+  builder.SetInsertPoint(loop);
+  llvm::PHINode* index = builder.CreatePHI(builder.getInt32Ty(), 2);
+  index->addIncoming(builder.getInt32(0), before);
+  body(index);
+  llvm::Value* next = builder.CreateAdd(index, builder.getInt32(1));
+  index->addIncoming(next, builder.GetInsertBlock());
+  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(next, count), loop, done));
+  builder.SetInsertPoint(done);
 }
 
 }  // namespace xcuda::ptx

@@ -51,6 +51,9 @@ void emit_trap(FunctionLowering& lowering);
 // arrived together are returned as a mask; peer() then reads what a lane offered.
 llvm::Value* exchange(FunctionLowering& lowering, llvm::Value* offer, llvm::Value* members);
 llvm::Value* peer(FunctionLowering& lowering, llvm::Value* lane);
+// The exchange of words of intrinsics.h, of the i64 `words`; peer_word() then reads a lane's.
+void exchange_words(FunctionLowering& lowering, const std::vector<llvm::Value*>& words);
+llvm::Value* peer_word(FunctionLowering& lowering, llvm::Value* lane, uint32_t word);
 llvm::Value* lane_id(FunctionLowering& lowering);
 // Whether `word` is among the modifiers as written, including those the checker accepts without
 // recording them in the qualifiers (cache hints, cp's completion mechanisms).

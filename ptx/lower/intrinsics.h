@@ -74,6 +74,15 @@ inline constexpr const char* warp_exchange = "xcuda.warp.exchange";
 inline constexpr const char* warp_peer = "xcuda.warp.peer";
 // Votes, matches and reductions fold all the offers of one exchange at once: see warp_folds.h.
 
+// An exchange of several words at once, for the matrix instructions, which every lane of the
+// warp runs together (.aligned): void (ptr context, i64 word, ...) offers the words that follow
+// the context. One exchange in place of one per word spares the host target a cut of the kernel
+// per word. A target may expand it into single exchanges instead (lower/warp_words.h).
+inline constexpr const char* warp_exchange_words = "xcuda.warp.exchange.words";
+// i64 (ptr context, i32 lane, i32 word): word `word` of what `lane` (0 to 31) offered at the
+// thread's last exchange of words.
+inline constexpr const char* warp_peer_word = "xcuda.warp.peer.word";
+
 // Function attribute marking a PTX .extern .func (vprintf, __assertfail, malloc …): the target
 // provides it or reports it missing. Other declarations are C library functions the lowering
 // calls on purpose (tanhf).

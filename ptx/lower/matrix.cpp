@@ -18,7 +18,7 @@ namespace {
 using llvm::Value;
 using namespace tensor_core;
 
-struct Fragment {
+struct FragmentLayout {
   Layout layout;
   uint32_t elements;  // per lane
 };
@@ -28,7 +28,7 @@ struct Fragment {
 struct MmaForm {
   uint32_t m, n, k;
   Element input, accumulator;
-  Fragment a, b;
+  FragmentLayout a, b;
   uint32_t accumulators;  // per lane
 };
 
@@ -122,8 +122,11 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
                                              " C and D registers");
     return;
   }
-  llvm::AllocaInst* a_matrix = gather(lowering, a_registers, input_bits, form->a.layout, form->m, form->k);
-  llvm::AllocaInst* b_matrix = gather(lowering, b_registers, input_bits, form->b.layout, form->k, form->n);
+  const Fragment fragments[] = {{a_registers, input_bits, form->a.layout, form->m, form->k},
+                                {b_registers, input_bits, form->b.layout, form->k, form->n}};
+  std::vector<llvm::AllocaInst*> matrices = gather(lowering, fragments);
+  llvm::AllocaInst* a_matrix = matrices[0];
+  llvm::AllocaInst* b_matrix = matrices[1];
   Value* lane = lane_id(lowering);
   DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
   std::vector<Value*> results;
@@ -312,10 +315,13 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
       values.push_back(lowering.read(*registers[index], matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32));
     return values;
   };
-  auto a_all = gather(lowering, share(*a_registers, a_matrix), element_bits(a_matrix.element),
-                      [&](uint32_t lane, uint32_t index) { return a_matrix.position(lane, index); }, a_matrix.rows, a_matrix.columns);
-  auto b_all = gather(lowering, share(*b_registers, b_matrix), element_bits(b_matrix.element),
-                      [&](uint32_t lane, uint32_t index) { return b_matrix.position(lane, index); }, b_matrix.rows, b_matrix.columns);
+  auto a_place = [&](uint32_t lane, uint32_t index) { return a_matrix.position(lane, index); };
+  auto b_place = [&](uint32_t lane, uint32_t index) { return b_matrix.position(lane, index); };
+  const Fragment fragments[] = {{share(*a_registers, a_matrix), element_bits(a_matrix.element), a_place, a_matrix.rows, a_matrix.columns},
+                                {share(*b_registers, b_matrix), element_bits(b_matrix.element), b_place, b_matrix.rows, b_matrix.columns}};
+  std::vector<llvm::AllocaInst*> matrices = gather(lowering, fragments);
+  llvm::AllocaInst* a_all = matrices[0];
+  llvm::AllocaInst* b_all = matrices[1];
   std::vector<Value*> c = read_fragment(lowering, *c_registers, c_matrix);
   // The H200 computes .tf32 m16n16k8 as two steps of k = 4, the first's sum truncated to .f32 as
   // an mma.sync's would be (fitted to the conformance recordings).
@@ -388,7 +394,7 @@ void lower_ldmatrix(FunctionLowering& lowering, const Instruction& instruction) 
                                  builder.CreateAlignedLoad(builder.getInt64Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, 8), llvm::Align(8))};
   // Lane r of the 8·count addressing lanes holds row r of the stacked matrices.
   auto row_layout = [](uint32_t addressing_lane, uint32_t index) { return Position{addressing_lane, index}; };
-  llvm::AllocaInst* matrices = gather(lowering, row_halves, 16, row_layout, warp_size, 8);
+  llvm::AllocaInst* matrices = gather(lowering, Fragment{row_halves, 16, row_layout, warp_size, 8});
   for (uint32_t index = 0; index < access->count; ++index) {
     Value* first = nullptr;
     uint32_t step = 0;
@@ -414,7 +420,7 @@ void lower_stmatrix(FunctionLowering& lowering, const Instruction& instruction) 
   auto pair_layout = [](uint32_t holder, uint32_t index) {
     return Position{8 * (index >> 1) + (holder >> 2), 2 * (holder & 3) + (index & 1)};
   };
-  llvm::AllocaInst* matrices = gather(lowering, sources, 16, pair_layout, 8 * access->count, 8);
+  llvm::AllocaInst* matrices = gather(lowering, Fragment{sources, 16, pair_layout, 8 * access->count, 8});
   Value* pointer = lowering.address(instruction.operands[0], instruction.qualifiers.space);
   Value* matrix = builder.CreateLShr(lane, 3);
   Value* row = builder.CreateAnd(lane, 7);

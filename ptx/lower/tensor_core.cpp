@@ -55,67 +55,69 @@ std::vector<Element> written_elements(const Instruction& instruction) {
   return elements;
 }
 
-// for (i32 index = 0; index < count; ++index) body(index), at the builder's place, which it
-// leaves after the loop.
-void counted_loop(FunctionLowering& lowering, Value* count, const std::function<void(Value* index)>& body) {
+// Each lane places the elements of the warp's words as they come, in one loop over the lanes
+// that reads where each element goes from a table per word: unrolled, placing a warp's m16n8k16
+// fragments of A and B alone took 384 stores per copy of the code. One exchange for all the
+// words, rather than one per word, spares the host target a cut of the kernel per word: an
+// m16n8k16 .f16 mma.sync has three.
+std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<const Fragment> fragments) {
   auto& builder = lowering.builder();
-  llvm::Function* function = builder.GetInsertBlock()->getParent();
-  llvm::BasicBlock* before = builder.GetInsertBlock();
-  auto* loop = llvm::BasicBlock::Create(lowering.context(), "loop", function);
-  auto* done = llvm::BasicBlock::Create(lowering.context(), "loop.done", function);
-  builder.CreateBr(loop);
-  builder.SetInsertPoint(loop);
-  llvm::PHINode* index = builder.CreatePHI(builder.getInt32Ty(), 2);
-  index->addIncoming(builder.getInt32(0), before);
-  body(index);
-  Value* next = builder.CreateAdd(index, builder.getInt32(1));
-  index->addIncoming(next, builder.GetInsertBlock());
-  keep_rolled(builder.CreateCondBr(builder.CreateICmpULT(next, count), loop, done));
-  builder.SetInsertPoint(done);
-}
-
-// Each lane places the elements of the warp's offers as they come, in a loop over the lanes
-// that reads where each element goes from a table: unrolled, placing a warp's m16n8k16
-// fragments of A and B alone took 384 stores per copy of the code.
-llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<Value*>& registers, uint32_t bits,
-                         AnyLayout layout, uint32_t rows, uint32_t columns) {
-  auto& builder = lowering.builder();
-  llvm::Type* element_type = builder.getIntNTy(bits);
-  llvm::AllocaInst* matrix = thread_array(lowering, element_type, rows * columns);
-  uint32_t register_bits = registers[0]->getType()->getIntegerBitWidth();
-  uint32_t per_register = register_bits / bits;
-  uint32_t per_offer = 64 / register_bits;
-  for (uint32_t first = 0; first < registers.size(); first += per_offer) {
-    uint32_t slots = std::min(per_offer, static_cast<uint32_t>(registers.size()) - first);
-    Value* offer = builder.getInt64(0);
-    for (uint32_t slot = 0; slot < slots; ++slot) {
-      Value* word = builder.CreateZExt(registers[first + slot], builder.getInt64Ty());
-      offer = builder.CreateOr(offer, builder.CreateShl(word, slot * register_bits));
+  // Each word holds whole registers of one fragment: `first` to first + registers.
+  struct Word {
+    const Fragment& fragment;
+    llvm::AllocaInst* matrix;
+    uint32_t first, registers;
+  };
+  std::vector<Word> words;
+  std::vector<llvm::AllocaInst*> matrices;
+  for (const Fragment& fragment : fragments) {
+    matrices.push_back(thread_array(lowering, builder.getIntNTy(fragment.bits), fragment.rows * fragment.columns));
+    uint32_t per_word = 64 / fragment.registers[0]->getType()->getIntegerBitWidth();
+    for (uint32_t first = 0; first < fragment.registers.size(); first += per_word)
+      words.push_back({fragment, matrices.back(), first, std::min(per_word, static_cast<uint32_t>(fragment.registers.size()) - first)});
+  }
+  std::vector<Value*> offer;
+  for (const Word& word : words) {
+    uint32_t register_bits = word.fragment.registers[0]->getType()->getIntegerBitWidth();
+    Value* packed = builder.getInt64(0);
+    for (uint32_t slot = 0; slot < word.registers; ++slot) {
+      Value* part = builder.CreateZExt(word.fragment.registers[word.first + slot], builder.getInt64Ty());
+      packed = builder.CreateOr(packed, builder.CreateShl(part, slot * register_bits));
     }
-    exchange(lowering, offer, builder.getInt32(~0u));
-    // The place in the matrix of each element of each lane's offer, lane by lane.
-    uint32_t per_lane = slots * per_register;
+    offer.push_back(packed);
+  }
+  exchange_words(lowering, offer);
+  // The place in its matrix of each element of each lane's word, lane by lane.
+  std::vector<llvm::GlobalVariable*> places;
+  for (const Word& word : words) {
+    uint32_t per_register = word.fragment.registers[0]->getType()->getIntegerBitWidth() / word.fragment.bits;
     std::vector<uint16_t> place_of;
     for (uint32_t lane = 0; lane < warp_size; ++lane)
-      for (uint32_t element = 0; element < per_lane; ++element) {
-        Position position = layout(lane, first * per_register + element);
-        place_of.push_back(static_cast<uint16_t>(position.row * columns + position.column));
+      for (uint32_t element = 0; element < word.registers * per_register; ++element) {
+        Position position = word.fragment.layout(lane, word.first * per_register + element);
+        place_of.push_back(static_cast<uint16_t>(position.row * word.fragment.columns + position.column));
       }
     llvm::Constant* contents = llvm::ConstantDataArray::get(lowering.context(), place_of);
-    auto* places = new llvm::GlobalVariable(lowering.module().target(), contents->getType(), true, llvm::GlobalValue::PrivateLinkage,
-                                            contents, "xcuda.fragment_places");
-    counted_loop(lowering, builder.getInt32(warp_size), [&](Value* lane) {
-      Value* word = peer(lowering, lane);
-      for (uint32_t element = 0; element < per_lane; ++element) {
-        Value* index = builder.CreateAdd(builder.CreateMul(lane, builder.getInt32(per_lane)), builder.getInt32(element));
-        Value* place = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(contents->getType(), places, {builder.getInt32(0), index}));
-        uint32_t shift = element / per_register * register_bits + element % per_register * bits;
-        builder.CreateStore(builder.CreateTrunc(builder.CreateLShr(word, shift), element_type),
-                            array_element(lowering, matrix, builder.CreateZExt(place, builder.getInt32Ty())));
-      }
-    });
+    places.push_back(new llvm::GlobalVariable(lowering.module().target(), contents->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                              contents, "xcuda.fragment_places"));
   }
-  return matrix;
+  counted_loop(builder, builder.getInt32(warp_size), [&](Value* lane) {
+    for (uint32_t index = 0; index < words.size(); ++index) {
+      const Word& word = words[index];
+      uint32_t register_bits = word.fragment.registers[0]->getType()->getIntegerBitWidth();
+      uint32_t per_register = register_bits / word.fragment.bits;
+      uint32_t per_lane = word.registers * per_register;
+      Value* offered = peer_word(lowering, lane, index);
+      for (uint32_t element = 0; element < per_lane; ++element) {
+        Value* entry = builder.CreateAdd(builder.CreateMul(lane, builder.getInt32(per_lane)), builder.getInt32(element));
+        Value* place = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(places[index]->getValueType(), places[index], {builder.getInt32(0), entry}));
+        uint32_t shift = element / per_register * register_bits + element % per_register * word.fragment.bits;
+        builder.CreateStore(builder.CreateTrunc(builder.CreateLShr(offered, shift), builder.getIntNTy(word.fragment.bits)),
+                            array_element(lowering, word.matrix, builder.CreateZExt(place, builder.getInt32Ty())));
+      }
+    }
+  });
+  return matrices;
 }
 
 std::vector<Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits) {
@@ -244,7 +246,7 @@ Value* aligned_sum(FunctionLowering& lowering, const Products& products, const s
   Value* extra_sum = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
   for (const Term& term : extra) extra_sum = builder.CreateFAdd(extra_sum, truncated(term.value));
   Carried sum(lowering, extra_sum);
-  counted_loop(lowering, products.count, [&](Value* index) {
+  counted_loop(builder, products.count, [&](Value* index) {
     Value* so_far = sum.get(lowering);
     Value* added = builder.CreateFAdd(so_far, truncated(builder.CreateLoad(builder.getDoubleTy(), array_element(lowering, products.values, index))));
     sum.set(lowering, included ? builder.CreateSelect(included(index), added, so_far) : added);
@@ -286,7 +288,7 @@ Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, Value*
   };
   auto* constant_k = llvm::dyn_cast<llvm::ConstantInt>(k);
   Products products{thread_array(lowering, builder.getDoubleTy(), constant_k ? constant_k->getZExtValue() : max_terms), k};
-  counted_loop(lowering, k, [&](Value* index) {
+  counted_loop(builder, k, [&](Value* index) {
     auto input = [&](Value* array, Value* element_index, Element element) {
       llvm::Type* type = builder.getIntNTy(element_bits(element));
       return decode(lowering, builder.CreateLoad(type, builder.CreateGEP(type, array, element_index)), element);

@@ -77,10 +77,20 @@ std::vector<Element> written_elements(const Instruction& instruction);
 llvm::AllocaInst* thread_array(FunctionLowering& lowering, llvm::Type* element, uint32_t count);
 llvm::Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, llvm::Value* index);
 
-// Copies every lane's fragment, the elements of `bits` bits packed in `registers`, into a
-// rows × columns matrix (row-major) at the places `layout` names.
-llvm::AllocaInst* gather(FunctionLowering& lowering, const std::vector<llvm::Value*>& registers, uint32_t bits,
-                         AnyLayout layout, uint32_t rows, uint32_t columns);
+// A lane's fragment of a rows × columns matrix: the elements of `bits` bits packed in `registers`
+// (of 32 or 64 bits), at the places `layout` names.
+struct Fragment {
+  std::vector<llvm::Value*> registers;
+  uint32_t bits;
+  AnyLayout layout;
+  uint32_t rows, columns;
+};
+// Copies every lane's fragments into matrices (row-major) of their own, one per fragment, at one
+// exchange of words.
+std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<const Fragment> fragments);
+inline llvm::AllocaInst* gather(FunctionLowering& lowering, const Fragment& fragment) {
+  return gather(lowering, std::span(&fragment, 1)).front();
+}
 // The operand's registers as integers of `bits` bits.
 std::vector<llvm::Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits);
 

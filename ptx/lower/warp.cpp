@@ -2,6 +2,8 @@
 // exchange among the lanes of the warp (see intrinsics.h) followed by the instruction's rule
 // over the offers, so what partial warps, exited lanes and member masks mean is decided here,
 // once, and every target gets the same semantics.
+#include <algorithm>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -10,6 +12,7 @@
 #include "lower/intrinsics.h"
 #include "lower/module_lowering.h"
 #include "lower/warp_folds.h"
+#include "lower/warp_words.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -36,6 +39,25 @@ Value* peer(FunctionLowering& lowering, Value* lane) {
                                                           {builder.getPtrTy(), builder.getInt32Ty()});
   intrinsic->setOnlyReadsMemory();
   return builder.CreateCall(intrinsic, {lowering.thread_context(), lane});
+}
+
+void exchange_words(FunctionLowering& lowering, const std::vector<Value*>& words) {
+  auto& builder = lowering.builder();
+  auto* type = llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy()}, /*isVarArg=*/true);
+  auto* intrinsic = llvm::cast<llvm::Function>(lowering.module().target().getOrInsertFunction(intrinsics::warp_exchange_words, type).getCallee());
+  intrinsic->addFnAttr(llvm::Attribute::NoUnwind);
+  intrinsic->addFnAttr(llvm::Attribute::Convergent);
+  std::vector<Value*> arguments{lowering.thread_context()};
+  arguments.insert(arguments.end(), words.begin(), words.end());
+  builder.CreateCall(intrinsic, arguments);
+}
+
+Value* peer_word(FunctionLowering& lowering, Value* lane, uint32_t word) {
+  auto& builder = lowering.builder();
+  llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::warp_peer_word, builder.getInt64Ty(),
+                                                          {builder.getPtrTy(), builder.getInt32Ty(), builder.getInt32Ty()});
+  intrinsic->setOnlyReadsMemory();
+  return builder.CreateCall(intrinsic, {lowering.thread_context(), lane, builder.getInt32(word)});
 }
 
 Value* lane_id(FunctionLowering& lowering) {
@@ -298,6 +320,60 @@ void expand_warp_folds(llvm::Function& function) {
                                    call->getArgOperand(1), call->getArgOperand(2));
     builder.CreateBr(after);
     call->replaceAllUsesWith(folded);
+    call->eraseFromParent();
+  }
+}
+
+void expand_word_exchanges(llvm::Function& function) {
+  std::vector<llvm::CallInst*> exchanges, peers;
+  uint32_t most_words = 0;
+  for (llvm::BasicBlock& block : function)
+    for (llvm::Instruction& instruction : block)
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction); call != nullptr && call->getCalledFunction() != nullptr) {
+        llvm::StringRef name = call->getCalledFunction()->getName();
+        if (name == intrinsics::warp_exchange_words) {
+          exchanges.push_back(call);
+          most_words = std::max(most_words, call->arg_size() - 1);
+        } else if (name == intrinsics::warp_peer_word) {
+          peers.push_back(call);
+        }
+      }
+  if (exchanges.empty() && peers.empty()) return;
+  llvm::Module& module = *function.getParent();
+  llvm::IRBuilder<> builder(&function.getEntryBlock(), function.getEntryBlock().begin());
+  // One table serves all the function's exchanges of words: a peer_word reads the last.
+  llvm::AllocaInst* table = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt64Ty(), std::max(most_words, 1u) * warp_size));
+  auto* exchange = llvm::cast<llvm::Function>(
+      module.getOrInsertFunction(intrinsics::warp_exchange, builder.getInt32Ty(), builder.getPtrTy(), builder.getInt64Ty(), builder.getInt32Ty())
+          .getCallee());
+  exchange->addFnAttr(llvm::Attribute::NoUnwind);
+  exchange->addFnAttr(llvm::Attribute::Convergent);
+  auto* peer = llvm::cast<llvm::Function>(
+      module.getOrInsertFunction(intrinsics::warp_peer, builder.getInt64Ty(), builder.getPtrTy(), builder.getInt32Ty()).getCallee());
+  peer->addFnAttr(llvm::Attribute::NoUnwind);
+  peer->setOnlyReadsMemory();
+  auto slot = [&](Value* word, Value* lane) {
+    return builder.CreateGEP(table->getAllocatedType(), table,
+                             {builder.getInt32(0), builder.CreateAdd(builder.CreateMul(word, builder.getInt32(warp_size)), lane)});
+  };
+  for (llvm::CallInst* call : exchanges) {
+    Value* context = call->getArgOperand(0);
+    llvm::BasicBlock* after = call->getParent()->splitBasicBlock(call, "words.after");
+    llvm::BasicBlock* before = after->getSinglePredecessor();
+    before->getTerminator()->eraseFromParent();
+    builder.SetInsertPoint(before);
+    for (uint32_t word = 0; word + 1 < call->arg_size(); ++word) {
+      builder.CreateCall(exchange, {context, call->getArgOperand(word + 1), builder.getInt32(~0u)});
+      counted_loop(builder, builder.getInt32(warp_size), [&](Value* lane) {
+        builder.CreateStore(builder.CreateCall(peer, {context, lane}), slot(builder.getInt32(word), lane));
+      });
+    }
+    builder.CreateBr(after);
+    call->eraseFromParent();
+  }
+  for (llvm::CallInst* call : peers) {
+    builder.SetInsertPoint(call);
+    call->replaceAllUsesWith(builder.CreateLoad(builder.getInt64Ty(), slot(call->getArgOperand(2), call->getArgOperand(1))));
     call->eraseFromParent();
   }
 }

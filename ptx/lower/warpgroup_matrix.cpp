@@ -193,7 +193,7 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
       return;
     }
     Layout layout = input_bits == 16 ? a_16bit : input_bits == 32 ? a_32bit : a_8bit;
-    a_fragment = gather(lowering, a_registers, input_bits, layout, warp_rows, form->k);
+    a_fragment = gather(lowering, Fragment{a_registers, input_bits, layout, warp_rows, form->k});
   }
   std::optional<Descriptor> a_descriptor;
   if (!a_in_registers) a_descriptor = decode_descriptor(lowering, lowering.read(operands[1], ScalarType::b64));

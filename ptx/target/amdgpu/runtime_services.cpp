@@ -15,6 +15,7 @@
 
 #include "lower/intrinsics.h"
 #include "lower/warp_folds.h"
+#include "lower/warp_words.h"
 #include "target/amdgpu/amdgpu_abi.h"
 #include "target/amdgpu/work_item.h"
 
@@ -168,7 +169,10 @@ Value* peer(llvm::IRBuilder<>& builder, const Processor& processor, llvm::Alloca
 // Exchanges and peers are replaced where they are called, since each reads the calling
 // function's offer slot.
 void replace_warp_calls(llvm::Module& module, const Processor& processor) {
-  for (llvm::Function& function : module) expand_warp_folds(function);
+  for (llvm::Function& function : module) {
+    expand_word_exchanges(function);
+    expand_warp_folds(function);
+  }
   llvm::Function* exchange_function = module.getFunction(intrinsics::warp_exchange);
   llvm::Function* peer_function = module.getFunction(intrinsics::warp_peer);
   std::unordered_map<llvm::Function*, llvm::AllocaInst*> slots;

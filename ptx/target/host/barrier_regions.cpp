@@ -25,12 +25,13 @@
 namespace xcuda::ptx::host {
 namespace {
 
-// The intrinsics where a kernel is cut: block barriers and warp exchanges.
+// The intrinsics where a kernel is cut: block barriers and warp exchanges, of one word or several.
 struct CutPoints {
   const llvm::Function* barrier;
   const llvm::Function* exchange;
+  const llvm::Function* exchange_words = nullptr;
   bool contains(const llvm::Function* function) const {
-    return function != nullptr && (function == barrier || function == exchange);
+    return function != nullptr && (function == barrier || function == exchange || function == exchange_words);
   }
 };
 
@@ -106,8 +107,9 @@ llvm::Function* make_resumable(llvm::Function& kernel) {
 }
 
 // Ends a region at each cut point; returns the blocks where the regions resume, with their
-// numbers. A warp exchange offers its value before the cut and learns who arrived after it.
-std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function& function, CutPoints cuts) {
+// numbers. A warp exchange offers its value before the cut and learns who arrived after it; an
+// exchange of words offers its words, the most of which `exchanged_words` ends up holding.
+std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function& function, CutPoints cuts, uint32_t& exchanged_words) {
   std::vector<llvm::CallBase*> calls;
   for (llvm::BasicBlock& block : function)
     for (llvm::Instruction& instruction : block)
@@ -119,10 +121,14 @@ std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function
   for (llvm::CallBase* call : calls) {
     uint32_t site = static_cast<uint32_t>(resume_points.size() + 1);
     bool is_exchange = call->getCalledFunction() == cuts.exchange;
-    uint32_t number = is_exchange ? site | warp_resume_flag : site;
+    bool is_words = call->getCalledFunction() == cuts.exchange_words;
+    uint32_t number = is_exchange || is_words ? site | warp_resume_flag : site;
     llvm::BasicBlock* block = call->getParent();
     llvm::BasicBlock* rest = block->splitBasicBlock(call->getNextNode(), "resume." + std::to_string(site));
-    llvm::Value* offer = call->getArgOperand(1);
+    llvm::Value* offer = is_exchange ? call->getArgOperand(1) : nullptr;
+    std::vector<llvm::Value*> words;
+    if (is_words) words.assign(call->arg_begin() + 1, call->arg_end());
+    exchanged_words = std::max(exchanged_words, static_cast<uint32_t>(words.size()));
     if (is_exchange) {
       llvm::IRBuilder<> after(&*rest->getFirstInsertionPt());
       call->replaceAllUsesWith(emit_arrived_lanes(after, context, site, function.getArg(4)));
@@ -130,10 +136,9 @@ std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function
     block->getTerminator()->eraseFromParent();
     call->eraseFromParent();
     auto* cut = llvm::ReturnInst::Create(function.getContext(), llvm::ConstantInt::get(i32, number), block);
-    if (is_exchange) {
-      llvm::IRBuilder<> before(cut);
-      emit_offer(before, context, offer, site, function.getArg(4));
-    }
+    llvm::IRBuilder<> before(cut);
+    if (is_exchange) emit_offer(before, context, offer, site, function.getArg(4));
+    if (is_words) emit_offer_words(before, context, words);
     resume_points.emplace_back(number, rest);
   }
   return resume_points;
@@ -610,9 +615,9 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts) {
   promote_registers(kernel);
   llvm::Function* resumable = make_resumable(kernel);
   ThreadUniformity uniformity(*resumable);
-  auto resume_points = split_regions(*resumable, cuts);
-  add_dispatch(*resumable, resume_points);
   ResumableKernel result;
+  auto resume_points = split_regions(*resumable, cuts, result.exchanged_words);
+  add_dispatch(*resumable, resume_points);
   result.function = resumable;
   result.regions = classify_regions(*resumable, resume_points, uniformity);
   std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
@@ -640,8 +645,10 @@ const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t r
 
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
                                                 DiagnosticSink& diagnostics) {
-  CutPoints cuts{kernel.getParent()->getFunction(intrinsics::barrier), kernel.getParent()->getFunction(intrinsics::warp_exchange)};
-  if (cuts.barrier == nullptr && cuts.exchange == nullptr) return std::nullopt;
+  llvm::Module& module = *kernel.getParent();
+  CutPoints cuts{module.getFunction(intrinsics::barrier), module.getFunction(intrinsics::warp_exchange),
+                 module.getFunction(intrinsics::warp_exchange_words)};
+  if (cuts.barrier == nullptr && cuts.exchange == nullptr && cuts.exchange_words == nullptr) return std::nullopt;
   BarrierReach reach(cuts);
   if (!reach.reaches(kernel)) return std::nullopt;
   if (!inline_barrier_paths(kernel, reach)) {
@@ -655,6 +662,10 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
 std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& original) {
   CutPoints cuts{original.getParent()->getFunction(intrinsics::barrier), original.getParent()->getFunction(intrinsics::warp_exchange)};
   if (cuts.exchange == nullptr || !BarrierReach(CutPoints{nullptr, cuts.exchange}).reaches(original)) return std::nullopt;
+  // Matrix instructions, which exchange words, take no warp path: their lanes gather the warp's
+  // fragments in loops.
+  if (BarrierReach(CutPoints{nullptr, nullptr, original.getParent()->getFunction(intrinsics::warp_exchange_words)}).reaches(original))
+    return std::nullopt;
   llvm::ValueToValueMapTy copies;
   llvm::Function& kernel = *llvm::CloneFunction(&original, copies);
   // The copy's body moves into the resumable function, or goes with the copy.

@@ -82,6 +82,7 @@ struct ResumableKernel {
   llvm::Function* function = nullptr;
   StorageLayout storage;
   std::vector<Region> regions;  // the first starts at resume point 0, the kernel's start
+  uint32_t exchanged_words = 0;  // the most words one of its exchanges of words offers
 };
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.

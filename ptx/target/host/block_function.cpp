@@ -198,7 +198,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   llvm::AllocaInst* exchange = nullptr;
   if (!by_warps) {
     builder.CreateMemSet(states, builder.getInt8(0), builder.CreateMul(threads, builder.getInt64(4)), llvm::Align(4));
-    exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_area_bytes(builder, threads), "warp_exchange");
+    exchange = builder.CreateAlloca(builder.getInt8Ty(), exchange_area_bytes(builder, threads, kernel.exchanged_words), "warp_exchange");
     exchange->setAlignment(llvm::Align(16));
     builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
   }
@@ -482,8 +482,8 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   std::vector<const llvm::BasicBlock*> kernel_blocks;
   for (const llvm::BasicBlock& kernel_block : kernel) kernel_blocks.push_back(&kernel_block);
   const bool rotates = may_rotate(kernel_blocks);
-  const bool exchanges_only = calls(kernel, intrinsics::warp_exchange) && !calls(kernel, intrinsics::barrier) &&
-                              !calls(kernel, intrinsics::barrier_operation);
+  const bool exchanges_only = (calls(kernel, intrinsics::warp_exchange) || calls(kernel, intrinsics::warp_exchange_words)) &&
+                              !calls(kernel, intrinsics::barrier) && !calls(kernel, intrinsics::barrier_operation);
   // A kernel with warp exchanges is split twice: for warps as vectors, which blocks of whole
   // warps take while its switch is on, and region by region for every block.
   std::optional<ResumableKernel> by_warps = vectorised ? split_for_warp_lanes(kernel) : std::nullopt;
@@ -583,7 +583,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
   builder.CreateRetVoid();
   // The block-wide copies of uniform values are counted as if every thread had them: a bound.
   auto stack_bytes = [](const std::optional<ResumableKernel>& split) {
-    return split ? split->storage.uniform_bytes + split->storage.bytes_per_thread + exchange_bytes_per_thread() : 0;
+    return split ? split->storage.uniform_bytes + split->storage.bytes_per_thread + exchange_bytes_per_thread(split->exchanged_words) : 0;
   };
   return std::max(stack_bytes(resumable), stack_bytes(by_warps));
 }

@@ -12,6 +12,7 @@
 #include "host_abi.h"
 #include "lower/intrinsics.h"
 #include "lower/warp_folds.h"
+#include "lower/warp_words.h"
 #include "target/host/thread_context.h"
 
 namespace xcuda::ptx::host {
@@ -27,15 +28,18 @@ struct Synchronization {
         barrier_operation(module.getFunction(intrinsics::barrier_operation)),
         exchange(module.getFunction(intrinsics::warp_exchange)),
         peer(module.getFunction(intrinsics::warp_peer)),
+        exchange_words(module.getFunction(intrinsics::warp_exchange_words)),
+        peer_word(module.getFunction(intrinsics::warp_peer_word)),
         mbarrier(module.getFunction(intrinsics::mbarrier)) {}
 
   bool contains(const Function* function) const {
     return function != nullptr && (function == barrier || function == barrier_operation ||
                                    function == exchange || function == peer ||
+                                   function == exchange_words || function == peer_word ||
                                    function == mbarrier);
   }
 
-  bool any() const { return barrier || barrier_operation || exchange || mbarrier; }
+  bool any() const { return barrier || barrier_operation || exchange || exchange_words || mbarrier; }
 
   // Whether the call makes threads wait in a way only fibers express.
   bool needs_fibers(const llvm::CallBase& call) const {
@@ -52,6 +56,8 @@ struct Synchronization {
   Function* barrier_operation;
   Function* exchange;
   Function* peer;
+  Function* exchange_words;
+  Function* peer_word;
   Function* mbarrier;
 };
 
@@ -111,7 +117,8 @@ void promote_registers(Function& function) {
 // Replaces the synchronisation intrinsics called in `function` with the fiber runtime's calls.
 void call_fiber_runtime(Function& function) {
   llvm::Module& module = *function.getParent();
-  // Its folds become peers first, which the runtime answers.
+  // Its exchanges of words and folds become exchanges and peers first, which the runtime answers.
+  expand_word_exchanges(function);
   expand_warp_folds(function);
   Synchronization synchronization(module);
   llvm::IRBuilder<> builder(module.getContext());

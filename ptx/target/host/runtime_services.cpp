@@ -240,7 +240,8 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
   for (llvm::Function* function : declarations) {
     std::string_view name = function->getName();
     // Block formation handles barriers and warp exchanges.
-    if (name == intrinsics::barrier || name == intrinsics::warp_exchange || function->use_empty()) continue;
+    if (name == intrinsics::barrier || name == intrinsics::warp_exchange || name == intrinsics::warp_exchange_words || function->use_empty())
+      continue;
     if (name == "vprintf" && function->arg_size() == 4) {
       define_vprintf(*function);
       continue;
@@ -258,8 +259,8 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
       continue;
     }
     if (!name.starts_with("xcuda.")) continue;  // a C library function
-    if (name == intrinsics::warp_peer) {
-      define_warp_peer(*function);
+    if (name == intrinsics::warp_peer || name == intrinsics::warp_peer_word) {
+      name == intrinsics::warp_peer ? define_warp_peer(*function) : define_warp_peer_word(*function);
       make_inline_body(*function);
       continue;
     }

@@ -74,10 +74,21 @@ struct ExchangeArea {
     Value* first = array_start(builder, builder.getInt64Ty(), stamps(builder), builder.CreateMul(parity(builder, round), whole_warp_threads));
     return builder.CreateGEP(builder.getInt64Ty(), first, builder.CreateZExt(thread, builder.getInt64Ty()));
   }
+  Value* arrival_caches(llvm::IRBuilder<>& builder) const {
+    return builder.CreateGEP(builder.getInt64Ty(), stamps(builder), builder.CreateMul(whole_warp_threads, builder.getInt64(2)));
+  }
   Value* arrival_cache(llvm::IRBuilder<>& builder, Value* warp) const {
-    Value* caches = builder.CreateGEP(builder.getInt64Ty(), stamps(builder), builder.CreateMul(whole_warp_threads, builder.getInt64(2)));
-    return builder.CreateGEP(builder.getInt8Ty(), caches,
+    return builder.CreateGEP(builder.getInt8Ty(), arrival_caches(builder),
                              builder.CreateMul(builder.CreateZExt(warp, builder.getInt64Ty()), builder.getInt64(sizeof(ArrivalCache))));
+  }
+  // Word `word` (i32) of the offer of i32 `thread` at an exchange of words: after the arrival
+  // caches, an array of the threads' words per word and round parity.
+  Value* word(llvm::IRBuilder<>& builder, Value* thread, Value* round, Value* word) const {
+    Value* words = builder.CreateGEP(builder.getInt8Ty(), arrival_caches(builder),
+                                     builder.CreateMul(builder.CreateLShr(whole_warp_threads, 5), builder.getInt64(sizeof(ArrivalCache))));
+    Value* array = builder.CreateAdd(builder.CreateShl(builder.CreateZExt(word, builder.getInt64Ty()), 1), parity(builder, round));
+    Value* first = array_start(builder, builder.getInt64Ty(), words, builder.CreateMul(array, whole_warp_threads));
+    return builder.CreateGEP(builder.getInt64Ty(), first, builder.CreateZExt(thread, builder.getInt64Ty()));
   }
 };
 
@@ -117,13 +128,24 @@ Value* lane_mask(llvm::IRBuilder<>& builder, const Arrived& arrived) {
 }  // namespace
 
 // Two offers and two stamps per thread, a share of its warp's arrival cache, and of the
-// padding around the offers (counted as if the block had at least a warp).
-uint64_t exchange_bytes_per_thread() { return 4 * sizeof(uint64_t) + (sizeof(ArrivalCache) + warp_size - 1) / warp_size + 4 * sizeof(uint64_t); }
+// padding around the offers (counted as if the block had at least a warp), and the words of two
+// rounds.
+uint64_t exchange_bytes_per_thread(uint32_t words) {
+  return 4 * sizeof(uint64_t) + (sizeof(ArrivalCache) + warp_size - 1) / warp_size + 4 * sizeof(uint64_t) + 2 * sizeof(uint64_t) * words;
+}
 
-Value* exchange_area_bytes(llvm::IRBuilder<>& builder, Value* threads) {
+Value* exchange_area_bytes(llvm::IRBuilder<>& builder, Value* threads, uint32_t words) {
   Value* warps = builder.CreateLShr(builder.CreateAdd(threads, builder.getInt64(warp_size - 1)), 5);
-  return builder.CreateAdd(builder.CreateMul(warps, builder.getInt64(warp_size * 4 * sizeof(uint64_t) + sizeof(ArrivalCache))),
-                           builder.getInt64(4 * warp_size * sizeof(uint64_t)));
+  uint64_t per_warp = warp_size * (4 + 2 * words) * sizeof(uint64_t) + sizeof(ArrivalCache);
+  return builder.CreateAdd(builder.CreateMul(warps, builder.getInt64(per_warp)), builder.getInt64(4 * warp_size * sizeof(uint64_t)));
+}
+
+void emit_offer_words(llvm::IRBuilder<>& builder, Value* context, llvm::ArrayRef<Value*> words) {
+  ExchangeArea area(builder, context);
+  Value* round = current_round(builder, context);
+  Value* thread = own_index(builder, context);
+  for (uint32_t word = 0; word < words.size(); ++word)
+    builder.CreateStore(words[word], area.word(builder, thread, round, builder.getInt32(word)));
 }
 
 void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32_t site, Value* together) {
@@ -239,6 +261,14 @@ void define_warp_peer(llvm::Function& function) {
   Value* round = last_round(builder, context);
   auto half = [&](bool high) { return builder.CreateZExt(builder.CreateLoad(builder.getInt32Ty(), area.offer(builder, thread, round, high)), builder.getInt64Ty()); };
   builder.CreateRet(builder.CreateOr(half(false), builder.CreateShl(half(true), 32)));
+}
+
+void define_warp_peer_word(llvm::Function& function) {
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(function.getContext(), "entry", &function));
+  Value* context = function.getArg(0);
+  ExchangeArea area(builder, context);
+  Value* thread = builder.CreateAdd(first_of_warp(builder, context), function.getArg(1));
+  builder.CreateRet(builder.CreateLoad(builder.getInt64Ty(), area.word(builder, thread, last_round(builder, context), function.getArg(2))));
 }
 
 }  // namespace xcuda::ptx::host

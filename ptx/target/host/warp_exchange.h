@@ -12,15 +12,19 @@
 
 namespace xcuda::ptx::host {
 
-// At most this many bytes of exchange area per thread of the block.
-uint64_t exchange_bytes_per_thread();
+// At most this many bytes of exchange area per thread of the block, for exchanges of at most
+// `words` words (intrinsics::warp_exchange_words, whose words lie after the rest of the area).
+uint64_t exchange_bytes_per_thread(uint32_t words);
 
 // The i64 bytes of the exchange area for a block of i64 `threads`.
-llvm::Value* exchange_area_bytes(llvm::IRBuilder<>& builder, llvm::Value* threads);
+llvm::Value* exchange_area_bytes(llvm::IRBuilder<>& builder, llvm::Value* threads, uint32_t words);
 
 // Stores the thread's i64 `offer` for exchange `site` in its slot of the current round, and,
 // unless i1 `together` (see ResumableKernel), the stamp that tells the lanes it arrived.
 void emit_offer(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::Value* offer, uint32_t site, llvm::Value* together);
+
+// Stores the i64 `words` as the thread's offer at an exchange of words.
+void emit_offer_words(llvm::IRBuilder<>& builder, llvm::Value* context, llvm::ArrayRef<llvm::Value*> words);
 
 // The i32 mask of the lanes of the thread's warp that offered at `site` in the last round. Adds
 // control flow: the builder ends up in a new block. With i1 `together` true every lane of the
@@ -35,5 +39,7 @@ void emit_stamps(llvm::IRBuilder<>& builder, llvm::Value* area, llvm::Value* thr
 
 // Defines intrinsics::warp_peer: what a lane of the warp offered in the last round.
 void define_warp_peer(llvm::Function& function);
+// Defines intrinsics::warp_peer_word: a word a lane of the warp offered in the last round.
+void define_warp_peer_word(llvm::Function& function);
 
 }  // namespace xcuda::ptx::host
