@@ -29,7 +29,8 @@ struct ThreadContext {
   // its peers' last offers never sees the next ones, each array with a warp of padding before
   // and after; then W stamps (u64: the round that wrote the offer, shifted 32 left,
   // and which exchange of the kernel; 0: none) per parity, kept only while the block runs in
-  // rounds (see emit_stamps); then one ArrivalCache per warp.
+  // rounds (see emit_stamps); then one ArrivalCache per warp; then, in a kernel with exchanges
+  // of words (see warp_exchange.h), W words per word and round parity.
   // Array by array, a loop over the threads writes them at consecutive addresses.
   uint8_t* exchange;
 };
