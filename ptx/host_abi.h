@@ -183,6 +183,14 @@ inline constexpr const char* fiber_barrier_symbol = "__xcuda_fiber_barrier";
 inline constexpr const char* fiber_warp_exchange_symbol = "__xcuda_fiber_warp_exchange";
 // uint64_t(uint32_t lane): what `lane` offered at the calling thread's last exchange.
 inline constexpr const char* fiber_warp_peer_symbol = "__xcuda_fiber_warp_peer";
+// void(const uint64_t* words, uint32_t count): offers `count` words (at most
+// fiber_exchanged_words) at an exchange of the whole warp, every lane of which must come.
+inline constexpr const char* fiber_warp_exchange_words_symbol = "__xcuda_fiber_warp_exchange_words";
+// uint64_t(uint32_t lane, uint32_t word): word `word` of what `lane` (0 to 31) offered at the
+// calling thread's last exchange of words.
+inline constexpr const char* fiber_warp_peer_word_symbol = "__xcuda_fiber_warp_peer_word";
+// The most words one exchange offers: mma.sync's m16n8k16 .f64 fragments of A and B take 12.
+inline constexpr uint32_t fiber_exchanged_words = 16;
 
 // uint64_t(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count): the
 // mbarrier instructions, `operation` a MbarrierOperation with its flags. The waits (test_wait,

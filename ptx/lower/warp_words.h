@@ -1,8 +1,9 @@
-// Exchanges of words (intrinsics::warp_exchange_words) for the targets whose lanes meet at every
-// exchange anyway, AMDGPU's and the host's fibers: each becomes one single-word exchange per
+// Exchanges of words (intrinsics::warp_exchange_words) for a target whose lanes read each other's
+// registers one word at a time (AMDGPU's ds_bpermute): each becomes one single-word exchange per
 // word, each followed by a loop that copies the warp's offers of that word into a table in the
-// thread's memory, which intrinsics::warp_peer_word then reads. The host's block functions,
-// which cut a kernel at each exchange, take them whole instead (target/host/warp_exchange.h).
+// thread's memory, which intrinsics::warp_peer_word then reads. The host takes them whole: its
+// block functions in the exchange area (target/host/warp_exchange.h), its fibers through the
+// runtime (host_abi.h).
 #pragma once
 
 #include <llvm/IR/Function.h>

@@ -114,6 +114,10 @@ struct Fiber {
   BarrierOperation operation = BarrierOperation::sync;
   uint32_t result = 0;  // of its last barrier reduction, or its last warp group as a lane mask
   std::array<uint64_t, warp_size> view{};  // the offers of its last warp group, by lane
+  // Exchanges of words it has passed, and the words of the last: lane by lane, each lane's
+  // fiber_exchanged_words.
+  uint32_t word_exchanges = 0;
+  const uint64_t* word_view = nullptr;
 };
 
 struct Barrier {
@@ -169,6 +173,9 @@ struct Warp {
   uint32_t waiting = 0;  // lanes waiting at a collective
   std::array<uint32_t, warp_size> members{};
   std::array<uint64_t, warp_size> offers{};
+  // The words of exchanges of words, by the parity of the exchange's number: a lane that read
+  // its peers' words and went on to the next exchange of words writes the other array.
+  std::array<std::vector<uint64_t>, 2> words;
 };
 
 // One per host thread that runs blocks; fibers and their stacks stay for the next block.
@@ -178,6 +185,11 @@ class BlockScheduler {
   uint32_t barrier(uint32_t id, uint32_t thread_count, uint32_t operation, uint32_t value);
   uint32_t warp_exchange(uint64_t offer, uint32_t members);
   uint64_t warp_peer(uint32_t lane) const { return current_->view[lane % warp_size]; }
+  void warp_exchange_words(const uint64_t* words, uint32_t count);
+  uint64_t warp_peer_word(uint32_t lane, uint32_t word) const {
+    constexpr uint32_t most = ptx::host_abi::fiber_exchanged_words;
+    return current_->word_view[lane % warp_size * most + word % most];
+  }
   uint64_t mbarrier(uint32_t operation, uint64_t* object, uint64_t value, uint32_t count);
 
  private:
@@ -252,6 +264,7 @@ void BlockScheduler::start(Fiber& fiber) {
   *--slot = uint64_t{0x037F} << 32 | 0x1F80;          // x87 and SSE control words: defaults
   fiber.stack_pointer = slot;
   fiber.released = false;
+  fiber.word_exchanges = 0;
   ready_.push_back(&fiber);
 }
 
@@ -453,6 +466,20 @@ uint32_t BlockScheduler::warp_exchange(uint64_t offer, uint32_t members) {
   return current_->result;
 }
 
+void BlockScheduler::warp_exchange_words(const uint64_t* words, uint32_t count) {
+  constexpr uint32_t most = ptx::host_abi::fiber_exchanged_words;
+  if (count > most)
+    fail("a warp exchange of more words than the runtime holds",
+         "an exchange of " + std::to_string(count) + " words, more than " + std::to_string(most));
+  Fiber& fiber = *current_;
+  uint32_t linear = linear_index(fiber);
+  std::vector<uint64_t>& buffer = warps_[linear / warp_size].words[fiber.word_exchanges++ % 2];
+  buffer.resize(warp_size * most);
+  std::copy_n(words, count, buffer.begin() + linear % warp_size * most);
+  warp_exchange(0, ~0u);
+  fiber.word_view = buffer.data();
+}
+
 void BlockScheduler::fail(const char* reason, const std::string& detail) {
   logger().error("block [{},{},{}]: {}", frame_->block_index[0], frame_->block_index[1],
                  frame_->block_index[2], detail);
@@ -557,6 +584,14 @@ uint32_t fiber_warp_exchange(uint64_t offer, uint32_t members) {
 }
 
 uint64_t fiber_warp_peer(uint32_t lane) { return this_thread_scheduler().warp_peer(lane); }
+
+void fiber_warp_exchange_words(const uint64_t* words, uint32_t count) {
+  this_thread_scheduler().warp_exchange_words(words, count);
+}
+
+uint64_t fiber_warp_peer_word(uint32_t lane, uint32_t word) {
+  return this_thread_scheduler().warp_peer_word(lane, word);
+}
 
 uint64_t fiber_mbarrier(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count) {
   return this_thread_scheduler().mbarrier(operation, mbarrier, value, count);

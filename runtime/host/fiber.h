@@ -21,11 +21,14 @@ using FiberThreadFunction = void (*)(const uint8_t* parameters,
 void fiber_run_block(const uint8_t* parameters, const ptx::host_abi::BlockFrame* frame,
                      FiberThreadFunction thread);
 
-// __xcuda_fiber_barrier, __xcuda_fiber_warp_exchange and __xcuda_fiber_warp_peer, as
-// ptx/host_abi.h describes them; called only from inside fiber_run_block.
+// __xcuda_fiber_barrier and the warp exchanges (__xcuda_fiber_warp_exchange, _peer,
+// _exchange_words, _peer_word), as ptx/host_abi.h describes them; called only from inside
+// fiber_run_block.
 uint32_t fiber_barrier(uint32_t barrier, uint32_t thread_count, uint32_t operation, uint32_t value);
 uint32_t fiber_warp_exchange(uint64_t offer, uint32_t members);
 uint64_t fiber_warp_peer(uint32_t lane);
+void fiber_warp_exchange_words(const uint64_t* words, uint32_t count);
+uint64_t fiber_warp_peer_word(uint32_t lane, uint32_t word);
 // __xcuda_fiber_mbarrier, as ptx/host_abi.h describes it.
 uint64_t fiber_mbarrier(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count);
 

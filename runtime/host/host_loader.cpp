@@ -188,6 +188,8 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::fiber_barrier_symbol, &fiber_barrier));
   callbacks.insert(callback(abi::fiber_warp_exchange_symbol, &fiber_warp_exchange));
   callbacks.insert(callback(abi::fiber_warp_peer_symbol, &fiber_warp_peer));
+  callbacks.insert(callback(abi::fiber_warp_exchange_words_symbol, &fiber_warp_exchange_words));
+  callbacks.insert(callback(abi::fiber_warp_peer_word_symbol, &fiber_warp_peer_word));
   callbacks.insert(callback(abi::fiber_mbarrier_symbol, &fiber_mbarrier));
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(callbacks))))
     return fail(llvm_error(ErrorCode::unknown, name, std::move(error)));

@@ -72,6 +72,8 @@ LoadedModule::LoadedModule(std::string_view ptx, const CompileOptions& options) 
   provide(host_abi::fiber_barrier_symbol, &runtime::host::fiber_barrier);
   provide(host_abi::fiber_warp_exchange_symbol, &runtime::host::fiber_warp_exchange);
   provide(host_abi::fiber_warp_peer_symbol, &runtime::host::fiber_warp_peer);
+  provide(host_abi::fiber_warp_exchange_words_symbol, &runtime::host::fiber_warp_exchange_words);
+  provide(host_abi::fiber_warp_peer_word_symbol, &runtime::host::fiber_warp_peer_word);
   provide(host_abi::fiber_mbarrier_symbol, &runtime::host::fiber_mbarrier);
   if (auto error = library.define(llvm::orc::absoluteSymbols(std::move(services))))
     throw std::runtime_error(llvm::toString(std::move(error)));

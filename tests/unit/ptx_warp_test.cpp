@@ -553,8 +553,8 @@ TEST(PtxWarp, MmaOfEightBitFloatsFollowsTheByteLayout) {
     for (uint32_t k = 0; k < 32; ++k) sum += a[row][k] * b[k][column];
     return std::bit_cast<uint32_t>(static_cast<float>(sum));
   };
-  // Also on fibers, which a shuffle among half the warp asks for: there the exchange of the
-  // fragments' words becomes one exchange per word (lower/warp_words.h).
+  // Also on fibers, which a shuffle among half the warp asks for: there the runtime takes the
+  // exchange of the fragments' words (host_abi.h).
   const std::string half_warp_shuffle = "\tsetp.lt.u32 %p1, %r2, 16;\n\t@%p1 shfl.sync.bfly.b32 %r20, %r1, 1, 31, 0xffff;\n";
   for (const std::string& before : {std::string(), half_warp_shuffle})
     expect_per_thread(before + body, 32, input, [&](size_t lane) { return expected(lane, 0); },

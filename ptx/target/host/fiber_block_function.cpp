@@ -12,7 +12,6 @@
 #include "host_abi.h"
 #include "lower/intrinsics.h"
 #include "lower/warp_folds.h"
-#include "lower/warp_words.h"
 #include "target/host/thread_context.h"
 
 namespace xcuda::ptx::host {
@@ -117,8 +116,7 @@ void promote_registers(Function& function) {
 // Replaces the synchronisation intrinsics called in `function` with the fiber runtime's calls.
 void call_fiber_runtime(Function& function) {
   llvm::Module& module = *function.getParent();
-  // Its exchanges of words and folds become exchanges and peers first, which the runtime answers.
-  expand_word_exchanges(function);
+  // Its folds become peers first, which the runtime answers.
   expand_warp_folds(function);
   Synchronization synchronization(module);
   llvm::IRBuilder<> builder(module.getContext());
@@ -130,6 +128,10 @@ void call_fiber_runtime(Function& function) {
       module.getOrInsertFunction(host_abi::fiber_warp_exchange_symbol, i32, i64, i32);
   llvm::FunctionCallee peer =
       module.getOrInsertFunction(host_abi::fiber_warp_peer_symbol, i64, i32);
+  llvm::FunctionCallee exchange_words = module.getOrInsertFunction(
+      host_abi::fiber_warp_exchange_words_symbol, builder.getVoidTy(), builder.getPtrTy(), i32);
+  llvm::FunctionCallee peer_word =
+      module.getOrInsertFunction(host_abi::fiber_warp_peer_word_symbol, i64, i32, i32);
   llvm::FunctionCallee mbarrier = module.getOrInsertFunction(
       host_abi::fiber_mbarrier_symbol, i64, i32, builder.getPtrTy(), i64, i32);
   std::vector<llvm::CallBase*> calls;
@@ -153,6 +155,16 @@ void call_fiber_runtime(Function& function) {
                                                   call->getArgOperand(3), call->getArgOperand(4)});
     } else if (callee == synchronization.exchange) {
       replacement = builder.CreateCall(exchange, {call->getArgOperand(1), call->getArgOperand(2)});
+    } else if (callee == synchronization.exchange_words) {
+      // The words go to the runtime in an array on the thread's stack.
+      auto count = static_cast<uint32_t>(call->arg_size() - 1);
+      llvm::IRBuilder<> entry(&function.getEntryBlock(), function.getEntryBlock().begin());
+      llvm::AllocaInst* words = entry.CreateAlloca(llvm::ArrayType::get(i64, count));
+      for (uint32_t word = 0; word < count; ++word)
+        builder.CreateStore(call->getArgOperand(word + 1), builder.CreateConstGEP2_32(words->getAllocatedType(), words, 0, word));
+      builder.CreateCall(exchange_words, {words, builder.getInt32(count)});
+    } else if (callee == synchronization.peer_word) {
+      replacement = builder.CreateCall(peer_word, {call->getArgOperand(1), call->getArgOperand(2)});
     } else {
       replacement = builder.CreateCall(peer, {call->getArgOperand(1)});
     }
