@@ -11,7 +11,17 @@ namespace xcuda::ptx {
 FunctionLowering::FunctionLowering(ModuleLowering& module, const Function& function, llvm::Function* target)
     : module_(module), function_(function), target_(target), builder_(target->getContext()) {}
 
-llvm::Value* FunctionLowering::thread_context() const { return target_->getArg(0); }
+llvm::Value* FunctionLowering::thread_context() const { return helper_context_ != nullptr ? helper_context_ : target_->getArg(0); }
+
+void FunctionLowering::write_helper(llvm::Function* helper, const std::function<void()>& write) {
+  llvm::IRBuilderBase::InsertPointGuard guard(builder_);
+  llvm::Value* outer = helper_context_;
+  helper_context_ = helper->getArg(0);
+  helper->addFnAttr(helper_attribute);
+  builder_.SetInsertPoint(llvm::BasicBlock::Create(context(), "entry", helper));
+  write();
+  helper_context_ = outer;
+}
 
 void FunctionLowering::error(SourceLocation location, std::string message) {
   module_.diagnostics().error(location, std::move(message));

@@ -4,6 +4,7 @@
 // handled in one place.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -17,6 +18,9 @@ namespace xcuda::ptx {
 
 class ModuleLowering;
 
+// The attribute of the helpers write_helper() writes.
+inline constexpr const char* helper_attribute = "xcuda-lowering-helper";
+
 class FunctionLowering {
  public:
   FunctionLowering(ModuleLowering& module, const Function& function, llvm::Function* target);
@@ -28,6 +32,12 @@ class FunctionLowering {
   ModuleLowering& module() { return module_; }
   const Function& function() const { return function_; }
   llvm::Value* thread_context() const;
+  // Writes the body of `helper`, a function beside the lowered one whose first parameter is the
+  // thread context, that calls across the module share: `write` runs with the builder in the
+  // helper's new entry block and thread_context() answering the helper's context. The builder
+  // then goes back where it was. A helper that only one call uses goes back into its caller
+  // once the module is lowered (module_lowering.cpp).
+  void write_helper(llvm::Function* helper, const std::function<void()>& write);
 
   llvm::Type* type_of(ScalarType type);
   llvm::IntegerType* integer_type(uint32_t bits) { return builder_.getIntNTy(bits); }
@@ -82,6 +92,7 @@ class FunctionLowering {
   // Where the thread's stack of run-time allocations stood when a function that allocates on
   // it began: each return gives back what the function took.
   llvm::Value* stack_at_entry_ = nullptr;
+  llvm::Value* helper_context_ = nullptr;  // while write_helper runs
 };
 
 }  // namespace xcuda::ptx

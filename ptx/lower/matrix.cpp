@@ -10,6 +10,7 @@
 #include <span>
 
 #include "lower/instruction_lowering.h"
+#include "lower/module_lowering.h"
 #include "lower/tensor_core.h"
 
 namespace xcuda::ptx {
@@ -124,31 +125,57 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   }
   const Fragment fragments[] = {{a_registers, input_bits, form->a.layout, form->m, form->k},
                                 {b_registers, input_bits, form->b.layout, form->k, form->n}};
-  std::vector<llvm::AllocaInst*> matrices = gather(lowering, fragments);
-  llvm::AllocaInst* a_matrix = matrices[0];
-  llvm::AllocaInst* b_matrix = matrices[1];
-  Value* lane = lane_id(lowering);
-  DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
-  std::vector<Value*> results;
-  Value* group = builder.CreateLShr(lane, 2);
-  Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
-  for (uint32_t index = 0; index < form->accumulators; ++index) {
-    Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
-    Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
-    auto [a, b] = dot_rows(lowering, a_matrix, b_matrix, row, column, form->k);
-    Value* c_register = c_registers[index / per_accumulator_register];
-    Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
-                                   builder.getIntNTy(accumulator_bits));
-    results.push_back(call_dot(lowering, dot, a, b, c));
+  offer_fragments(lowering, fragments);
+  // What follows the exchange is the same at every mma.sync of the form: one function of the
+  // module's, (context, C's registers) -> D's registers, that each calls. Written out at each,
+  // it was most of the code of a tensor-core kernel (256 mma.sync in a cutlass kernel of
+  // libcublas: 71,000 instructions after optimisation).
+  llvm::IntegerType* accumulator_register = builder.getIntNTy(accumulator_register_bits);
+  auto* registers_type = llvm::ArrayType::get(accumulator_register, c_registers.size());
+  std::string name = "xcuda.mma";
+  for (const Modifier& modifier : instruction.modifiers) name += "." + modifier.word;
+  llvm::Function* after_exchange = lowering.module().target().getFunction(name);
+  if (after_exchange == nullptr) {
+    std::vector<llvm::Type*> parameters{builder.getPtrTy()};
+    parameters.insert(parameters.end(), c_registers.size(), accumulator_register);
+    after_exchange = llvm::Function::Create(llvm::FunctionType::get(registers_type, parameters, false), llvm::GlobalValue::InternalLinkage,
+                                            name, lowering.module().target());
+    after_exchange->addFnAttr(llvm::Attribute::NoInline);
+    after_exchange->setDoesNotThrow();
+    lowering.write_helper(after_exchange, [&] {
+      std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
+      Value* lane = lane_id(lowering);
+      DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
+      std::vector<Value*> results;
+      Value* group = builder.CreateLShr(lane, 2);
+      Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
+      for (uint32_t index = 0; index < form->accumulators; ++index) {
+        Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
+        Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
+        auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, column, form->k);
+        Value* c_register = after_exchange->getArg(1 + index / per_accumulator_register);
+        Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
+                                       builder.getIntNTy(accumulator_bits));
+        results.push_back(call_dot(lowering, dot, a, b, c));
+      }
+      Value* d_registers = llvm::PoisonValue::get(registers_type);
+      for (uint32_t destination = 0; destination < c_registers.size(); ++destination) {
+        Value* word = builder.getIntN(accumulator_register_bits, 0);
+        for (uint32_t part = 0; part < per_accumulator_register; ++part) {
+          Value* element = builder.CreateZExt(results[destination * per_accumulator_register + part], word->getType());
+          word = builder.CreateOr(word, builder.CreateShl(element, part * accumulator_bits));
+        }
+        d_registers = builder.CreateInsertValue(d_registers, word, destination);
+      }
+      builder.CreateRet(d_registers);
+    });
   }
-  for (size_t destination = 0; destination < destinations.size(); ++destination) {
-    Value* word = builder.getIntN(accumulator_register_bits, 0);
-    for (uint32_t part = 0; part < per_accumulator_register; ++part) {
-      Value* element = builder.CreateZExt(results[destination * per_accumulator_register + part], word->getType());
-      word = builder.CreateOr(word, builder.CreateShl(element, part * accumulator_bits));
-    }
-    lowering.write(*destinations[destination], word, accumulator_register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
-  }
+  std::vector<Value*> arguments{lowering.thread_context()};
+  arguments.insert(arguments.end(), c_registers.begin(), c_registers.end());
+  Value* d_registers = builder.CreateCall(after_exchange, arguments);
+  for (uint32_t destination = 0; destination < destinations.size(); ++destination)
+    lowering.write(*destinations[destination], builder.CreateExtractValue(d_registers, destination),
+                   accumulator_register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
 }
 
 // wmma: the ISA leaves the fragments' layout to the implementation and only asks that they

@@ -35,6 +35,7 @@ class ModuleLowering {
   llvm::Constant* initial_value(const VariableDeclaration& variable);
   llvm::Constant* named_address(const std::string& name) const;
   void declare_functions();
+  void inline_single_use_helpers();
 
   const Module& source_;
   const SharedLayout& shared_;

@@ -55,42 +55,53 @@ std::vector<Element> written_elements(const Instruction& instruction) {
   return elements;
 }
 
-// Each lane places the elements of the warp's words as they come, in one loop over the lanes
-// that reads where each element goes from a table per word: unrolled, placing a warp's m16n8k16
-// fragments of A and B alone took 384 stores per copy of the code. One exchange for all the
-// words, rather than one per word, spares the host target a cut of the kernel per word: an
-// m16n8k16 .f16 mma.sync has three.
-std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<const Fragment> fragments) {
-  auto& builder = lowering.builder();
-  // Each word holds whole registers of one fragment: `first` to first + registers.
-  struct Word {
-    const Fragment& fragment;
-    llvm::AllocaInst* matrix;
-    uint32_t first, registers;
-  };
+namespace {
+
+// A word of the offer: whole registers of one fragment, `first` to first + registers.
+struct Word {
+  const Fragment& fragment;
+  uint32_t index;  // of the fragment
+  uint32_t first, registers;
+  uint32_t register_bits() const { return fragment.registers[0]->getType()->getIntegerBitWidth(); }
+};
+
+std::vector<Word> words_of(std::span<const Fragment> fragments) {
   std::vector<Word> words;
-  std::vector<llvm::AllocaInst*> matrices;
-  for (const Fragment& fragment : fragments) {
-    matrices.push_back(thread_array(lowering, builder.getIntNTy(fragment.bits), fragment.rows * fragment.columns));
+  for (uint32_t index = 0; index < fragments.size(); ++index) {
+    const Fragment& fragment = fragments[index];
     uint32_t per_word = 64 / fragment.registers[0]->getType()->getIntegerBitWidth();
     for (uint32_t first = 0; first < fragment.registers.size(); first += per_word)
-      words.push_back({fragment, matrices.back(), first, std::min(per_word, static_cast<uint32_t>(fragment.registers.size()) - first)});
+      words.push_back({fragment, index, first, std::min(per_word, static_cast<uint32_t>(fragment.registers.size()) - first)});
   }
+  return words;
+}
+
+}  // namespace
+
+void offer_fragments(FunctionLowering& lowering, std::span<const Fragment> fragments) {
+  auto& builder = lowering.builder();
   std::vector<Value*> offer;
-  for (const Word& word : words) {
-    uint32_t register_bits = word.fragment.registers[0]->getType()->getIntegerBitWidth();
+  for (const Word& word : words_of(fragments)) {
     Value* packed = builder.getInt64(0);
     for (uint32_t slot = 0; slot < word.registers; ++slot) {
       Value* part = builder.CreateZExt(word.fragment.registers[word.first + slot], builder.getInt64Ty());
-      packed = builder.CreateOr(packed, builder.CreateShl(part, slot * register_bits));
+      packed = builder.CreateOr(packed, builder.CreateShl(part, slot * word.register_bits()));
     }
     offer.push_back(packed);
   }
   exchange_words(lowering, offer);
+}
+
+std::vector<llvm::AllocaInst*> place_fragments(FunctionLowering& lowering, std::span<const Fragment> fragments) {
+  auto& builder = lowering.builder();
+  std::vector<llvm::AllocaInst*> matrices;
+  for (const Fragment& fragment : fragments)
+    matrices.push_back(thread_array(lowering, builder.getIntNTy(fragment.bits), fragment.rows * fragment.columns));
+  std::vector<Word> words = words_of(fragments);
   // The place in its matrix of each element of each lane's word, lane by lane.
   std::vector<llvm::GlobalVariable*> places;
   for (const Word& word : words) {
-    uint32_t per_register = word.fragment.registers[0]->getType()->getIntegerBitWidth() / word.fragment.bits;
+    uint32_t per_register = word.register_bits() / word.fragment.bits;
     std::vector<uint16_t> place_of;
     for (uint32_t lane = 0; lane < warp_size; ++lane)
       for (uint32_t element = 0; element < word.registers * per_register; ++element) {
@@ -104,20 +115,29 @@ std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<cons
   counted_loop(builder, builder.getInt32(warp_size), [&](Value* lane) {
     for (uint32_t index = 0; index < words.size(); ++index) {
       const Word& word = words[index];
-      uint32_t register_bits = word.fragment.registers[0]->getType()->getIntegerBitWidth();
-      uint32_t per_register = register_bits / word.fragment.bits;
+      uint32_t per_register = word.register_bits() / word.fragment.bits;
       uint32_t per_lane = word.registers * per_register;
       Value* offered = peer_word(lowering, lane, index);
       for (uint32_t element = 0; element < per_lane; ++element) {
         Value* entry = builder.CreateAdd(builder.CreateMul(lane, builder.getInt32(per_lane)), builder.getInt32(element));
         Value* place = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(places[index]->getValueType(), places[index], {builder.getInt32(0), entry}));
-        uint32_t shift = element / per_register * register_bits + element % per_register * word.fragment.bits;
+        uint32_t shift = element / per_register * word.register_bits() + element % per_register * word.fragment.bits;
         builder.CreateStore(builder.CreateTrunc(builder.CreateLShr(offered, shift), builder.getIntNTy(word.fragment.bits)),
-                            array_element(lowering, word.matrix, builder.CreateZExt(place, builder.getInt32Ty())));
+                            array_element(lowering, matrices[word.index], builder.CreateZExt(place, builder.getInt32Ty())));
       }
     }
   });
   return matrices;
+}
+
+// Each lane places the elements of the warp's words as they come, in one loop over the lanes
+// that reads where each element goes from a table per word: unrolled, placing a warp's m16n8k16
+// fragments of A and B alone took 384 stores per copy of the code. One exchange for all the
+// words, rather than one per word, spares the host target a cut of the kernel per word: an
+// m16n8k16 .f16 mma.sync had three.
+std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<const Fragment> fragments) {
+  offer_fragments(lowering, fragments);
+  return place_fragments(lowering, fragments);
 }
 
 std::vector<Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits) {

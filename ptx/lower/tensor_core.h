@@ -86,8 +86,11 @@ struct Fragment {
   uint32_t rows, columns;
 };
 // Copies every lane's fragments into matrices (row-major) of their own, one per fragment, at one
-// exchange of words.
+// exchange of words: offer_fragments() and then place_fragments(), which may come in a function
+// the first calls (the registers' values matter to the offer only).
 std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<const Fragment> fragments);
+void offer_fragments(FunctionLowering& lowering, std::span<const Fragment> fragments);
+std::vector<llvm::AllocaInst*> place_fragments(FunctionLowering& lowering, std::span<const Fragment> fragments);
 inline llvm::AllocaInst* gather(FunctionLowering& lowering, const Fragment& fragment) {
   return gather(lowering, std::span(&fragment, 1)).front();
 }

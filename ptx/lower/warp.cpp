@@ -6,6 +6,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "lower/compiler_loops.h"
 #include "lower/instruction_lowering.h"
@@ -324,6 +325,8 @@ void expand_warp_folds(llvm::Function& function) {
   }
 }
 
+namespace {
+
 void expand_word_exchanges(llvm::Function& function) {
   std::vector<llvm::CallInst*> exchanges, peers;
   uint32_t most_words = 0;
@@ -376,6 +379,26 @@ void expand_word_exchanges(llvm::Function& function) {
     call->replaceAllUsesWith(builder.CreateLoad(builder.getInt64Ty(), slot(call->getArgOperand(2), call->getArgOperand(1))));
     call->eraseFromParent();
   }
+}
+
+}  // namespace
+
+void expand_word_exchanges(llvm::Module& module) {
+  llvm::Function* peer_word = module.getFunction(intrinsics::warp_peer_word);
+  std::vector<llvm::CallBase*> readers;
+  if (peer_word != nullptr)
+    for (llvm::User* user : peer_word->users())
+      if (auto* call = llvm::dyn_cast<llvm::CallBase>(user))
+        for (llvm::User* reader_user : call->getFunction()->users())
+          if (auto* reader_call = llvm::dyn_cast<llvm::CallBase>(reader_user); reader_call && reader_call->getCalledFunction() == call->getFunction())
+            readers.push_back(reader_call);
+  std::sort(readers.begin(), readers.end());
+  readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  for (llvm::CallBase* call : readers) {
+    llvm::InlineFunctionInfo info;
+    llvm::InlineFunction(*call, info);
+  }
+  for (llvm::Function& function : module) expand_word_exchanges(function);
 }
 
 void add_warp_lowerings(LoweringTable& table) {

@@ -6,11 +6,13 @@
 // runtime (host_abi.h).
 #pragma once
 
-#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
 
 namespace xcuda::ptx {
 
-// The expansion in place of every exchange of words and peer_word `function` calls.
-void expand_word_exchanges(llvm::Function& function);
+// The expansion in place of every exchange of words and peer_word of `module`. A function that
+// reads the words of its caller's exchange (the mma.sync forms of matrix.cpp) is inlined into
+// its callers first, so that each reads its caller's table.
+void expand_word_exchanges(llvm::Module& module);
 
 }  // namespace xcuda::ptx

@@ -169,10 +169,8 @@ Value* peer(llvm::IRBuilder<>& builder, const Processor& processor, llvm::Alloca
 // Exchanges and peers are replaced where they are called, since each reads the calling
 // function's offer slot.
 void replace_warp_calls(llvm::Module& module, const Processor& processor) {
-  for (llvm::Function& function : module) {
-    expand_word_exchanges(function);
-    expand_warp_folds(function);
-  }
+  expand_word_exchanges(module);
+  for (llvm::Function& function : module) expand_warp_folds(function);
   llvm::Function* exchange_function = module.getFunction(intrinsics::warp_exchange);
   llvm::Function* peer_function = module.getFunction(intrinsics::warp_peer);
   std::unordered_map<llvm::Function*, llvm::AllocaInst*> slots;
