@@ -78,6 +78,8 @@ std::vector<Word> words_of(std::span<const Fragment> fragments) {
 
 }  // namespace
 
+// One exchange for all the words, rather than one per word, spares the host target a cut of the
+// kernel per word: an m16n8k16 .f16 mma.sync had three.
 void offer_fragments(FunctionLowering& lowering, std::span<const Fragment> fragments) {
   auto& builder = lowering.builder();
   std::vector<Value*> offer;
@@ -92,6 +94,9 @@ void offer_fragments(FunctionLowering& lowering, std::span<const Fragment> fragm
   exchange_words(lowering, offer);
 }
 
+// Each lane places the elements of the warp's words as they come, in one loop over the lanes
+// that reads where each element goes from a table per word: unrolled, placing a warp's m16n8k16
+// fragments of A and B alone took 384 stores per copy of the code.
 std::vector<llvm::AllocaInst*> place_fragments(FunctionLowering& lowering, std::span<const Fragment> fragments) {
   auto& builder = lowering.builder();
   std::vector<llvm::AllocaInst*> matrices;
@@ -130,11 +135,6 @@ std::vector<llvm::AllocaInst*> place_fragments(FunctionLowering& lowering, std::
   return matrices;
 }
 
-// Each lane places the elements of the warp's words as they come, in one loop over the lanes
-// that reads where each element goes from a table per word: unrolled, placing a warp's m16n8k16
-// fragments of A and B alone took 384 stores per copy of the code. One exchange for all the
-// words, rather than one per word, spares the host target a cut of the kernel per word: an
-// m16n8k16 .f16 mma.sync had three.
 std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<const Fragment> fragments) {
   offer_fragments(lowering, fragments);
   return place_fragments(lowering, fragments);
