@@ -23,6 +23,23 @@ void FunctionLowering::write_helper(llvm::Function* helper, const std::function<
   helper_context_ = outer;
 }
 
+llvm::Value* FunctionLowering::call_helper(const std::string& name, llvm::Type* result, const std::vector<llvm::Value*>& arguments,
+                                           const std::function<llvm::Value*(llvm::Function& helper)>& body) {
+  std::vector<llvm::Value*> values{thread_context()};
+  values.insert(values.end(), arguments.begin(), arguments.end());
+  llvm::Function* helper = module_.target().getFunction(name);
+  if (helper == nullptr) {
+    std::vector<llvm::Type*> parameters;
+    for (llvm::Value* value : values) parameters.push_back(value->getType());
+    helper = llvm::Function::Create(llvm::FunctionType::get(result, parameters, false), llvm::GlobalValue::InternalLinkage, name,
+                                    module_.target());
+    helper->addFnAttr(llvm::Attribute::NoInline);
+    helper->setDoesNotThrow();
+    write_helper(helper, [&] { builder_.CreateRet(body(*helper)); });
+  }
+  return builder_.CreateCall(helper, values);
+}
+
 void FunctionLowering::error(SourceLocation location, std::string message) {
   module_.diagnostics().error(location, std::move(message));
 }

@@ -38,6 +38,10 @@ class FunctionLowering {
   // then goes back where it was. A helper that only one call uses goes back into its caller
   // once the module is lowered (module_lowering.cpp).
   void write_helper(llvm::Function* helper, const std::function<void()>& write);
+  // A call of the helper `name`, (context, `arguments`...) -> `result`, which `body` writes on
+  // first use: it returns what the helper returns.
+  llvm::Value* call_helper(const std::string& name, llvm::Type* result, const std::vector<llvm::Value*>& arguments,
+                           const std::function<llvm::Value*(llvm::Function& helper)>& body);
 
   llvm::Type* type_of(ScalarType type);
   llvm::IntegerType* integer_type(uint32_t bits) { return builder_.getIntNTy(bits); }

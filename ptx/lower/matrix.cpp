@@ -130,49 +130,36 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   // module's, (context, C's registers) -> D's registers, that each calls. Written out at each,
   // it was most of the code of a tensor-core kernel (256 mma.sync in a cutlass kernel of
   // libcublas: 71,000 instructions after optimisation).
-  llvm::IntegerType* accumulator_register = builder.getIntNTy(accumulator_register_bits);
-  auto* registers_type = llvm::ArrayType::get(accumulator_register, c_registers.size());
+  auto* registers_type = llvm::ArrayType::get(builder.getIntNTy(accumulator_register_bits), c_registers.size());
   std::string name = "xcuda.mma";
   for (const Modifier& modifier : instruction.modifiers) name += "." + modifier.word;
-  llvm::Function* after_exchange = lowering.module().target().getFunction(name);
-  if (after_exchange == nullptr) {
-    std::vector<llvm::Type*> parameters{builder.getPtrTy()};
-    parameters.insert(parameters.end(), c_registers.size(), accumulator_register);
-    after_exchange = llvm::Function::Create(llvm::FunctionType::get(registers_type, parameters, false), llvm::GlobalValue::InternalLinkage,
-                                            name, lowering.module().target());
-    after_exchange->addFnAttr(llvm::Attribute::NoInline);
-    after_exchange->setDoesNotThrow();
-    lowering.write_helper(after_exchange, [&] {
-      std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
-      Value* lane = lane_id(lowering);
-      DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
-      std::vector<Value*> results;
-      Value* group = builder.CreateLShr(lane, 2);
-      Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
-      for (uint32_t index = 0; index < form->accumulators; ++index) {
-        Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
-        Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
-        auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, column, form->k);
-        Value* c_register = after_exchange->getArg(1 + index / per_accumulator_register);
-        Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
-                                       builder.getIntNTy(accumulator_bits));
-        results.push_back(call_dot(lowering, dot, a, b, c));
+  Value* d_registers = lowering.call_helper(name, registers_type, c_registers, [&](llvm::Function& helper) {
+    std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
+    Value* lane = lane_id(lowering);
+    DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
+    std::vector<Value*> results;
+    Value* group = builder.CreateLShr(lane, 2);
+    Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
+    for (uint32_t index = 0; index < form->accumulators; ++index) {
+      Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
+      Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
+      auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, column, form->k);
+      Value* c_register = helper.getArg(1 + index / per_accumulator_register);
+      Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
+                                     builder.getIntNTy(accumulator_bits));
+      results.push_back(call_dot(lowering, dot, a, b, c));
+    }
+    Value* packed = llvm::PoisonValue::get(registers_type);
+    for (uint32_t destination = 0; destination < c_registers.size(); ++destination) {
+      Value* word = builder.getIntN(accumulator_register_bits, 0);
+      for (uint32_t part = 0; part < per_accumulator_register; ++part) {
+        Value* element = builder.CreateZExt(results[destination * per_accumulator_register + part], word->getType());
+        word = builder.CreateOr(word, builder.CreateShl(element, part * accumulator_bits));
       }
-      Value* d_registers = llvm::PoisonValue::get(registers_type);
-      for (uint32_t destination = 0; destination < c_registers.size(); ++destination) {
-        Value* word = builder.getIntN(accumulator_register_bits, 0);
-        for (uint32_t part = 0; part < per_accumulator_register; ++part) {
-          Value* element = builder.CreateZExt(results[destination * per_accumulator_register + part], word->getType());
-          word = builder.CreateOr(word, builder.CreateShl(element, part * accumulator_bits));
-        }
-        d_registers = builder.CreateInsertValue(d_registers, word, destination);
-      }
-      builder.CreateRet(d_registers);
-    });
-  }
-  std::vector<Value*> arguments{lowering.thread_context()};
-  arguments.insert(arguments.end(), c_registers.begin(), c_registers.end());
-  Value* d_registers = builder.CreateCall(after_exchange, arguments);
+      packed = builder.CreateInsertValue(packed, word, destination);
+    }
+    return packed;
+  });
   for (uint32_t destination = 0; destination < destinations.size(); ++destination)
     lowering.write(*destinations[destination], builder.CreateExtractValue(d_registers, destination),
                    accumulator_register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
@@ -421,16 +408,29 @@ void lower_ldmatrix(FunctionLowering& lowering, const Instruction& instruction) 
                                  builder.CreateAlignedLoad(builder.getInt64Ty(), builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, 8), llvm::Align(8))};
   // Lane r of the 8·count addressing lanes holds row r of the stacked matrices.
   auto row_layout = [](uint32_t addressing_lane, uint32_t index) { return Position{addressing_lane, index}; };
-  llvm::AllocaInst* matrices = gather(lowering, Fragment{row_halves, 16, row_layout, warp_size, 8});
-  for (uint32_t index = 0; index < access->count; ++index) {
-    Value* first = nullptr;
-    uint32_t step = 0;
-    pair_of_lane(lowering, lane, index, access->transposed, first, step);
-    Value* low = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, first));
-    Value* high = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, builder.CreateAdd(first, builder.getInt32(step))));
-    Value* word = builder.CreateOr(builder.CreateZExt(low, builder.getInt32Ty()), builder.CreateShl(builder.CreateZExt(high, builder.getInt32Ty()), 16));
-    lowering.write(*destinations[index], word, ScalarType::b32);
-  }
+  const Fragment rows{row_halves, 16, row_layout, warp_size, 8};
+  offer_fragments(lowering, std::span(&rows, 1));
+  // What follows the exchange, as for mma.sync (lower_mma): one function per form.
+  auto* registers_type = llvm::ArrayType::get(builder.getInt32Ty(), access->count);
+  std::string name = "xcuda.ldmatrix";
+  for (const Modifier& modifier : instruction.modifiers) name += "." + modifier.word;
+  Value* registers = lowering.call_helper(name, registers_type, {}, [&](llvm::Function&) {
+    llvm::AllocaInst* matrices = place_fragments(lowering, std::span(&rows, 1)).front();
+    Value* own_lane = lane_id(lowering);
+    Value* packed = llvm::PoisonValue::get(registers_type);
+    for (uint32_t index = 0; index < access->count; ++index) {
+      Value* first = nullptr;
+      uint32_t step = 0;
+      pair_of_lane(lowering, own_lane, index, access->transposed, first, step);
+      Value* low = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, first));
+      Value* high = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, builder.CreateAdd(first, builder.getInt32(step))));
+      Value* word = builder.CreateOr(builder.CreateZExt(low, builder.getInt32Ty()), builder.CreateShl(builder.CreateZExt(high, builder.getInt32Ty()), 16));
+      packed = builder.CreateInsertValue(packed, word, index);
+    }
+    return packed;
+  });
+  for (uint32_t index = 0; index < access->count; ++index)
+    lowering.write(*destinations[index], builder.CreateExtractValue(registers, index), ScalarType::b32);
 }
 
 void lower_stmatrix(FunctionLowering& lowering, const Instruction& instruction) {

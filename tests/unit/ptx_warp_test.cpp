@@ -504,6 +504,28 @@ TEST(PtxWarp, WmmaBytesSaturateWithDefaultStrides) {
                     [&](size_t lane) { return expected(second_reported(lane)); });
 }
 
+// ldmatrix .x1 twice, from two 8×8 .b16 matrices in shared memory: lanes 0-7 give the rows'
+// addresses, and lane l gets elements 2(l%4) and 2(l%4)+1 of row l/4 (the ISA's fragment of
+// an m8n8 .b16 matrix). Both share the module's function for what follows the exchange.
+TEST(PtxWarp, LoadMatrixTwiceFollowsTheRowLayout) {
+  auto element = [](uint32_t index) { return static_cast<uint32_t>(index * 3 + 7) & 0xFFFF; };
+  std::string body = "\t.shared .align 16 .b16 tiles[128];\n\t.reg .b32 %t<4>;\n\tmov.u32 %t0, tiles;\n";
+  // Thread t writes elements 2t, 2t+1 and 64+2t, 65+2t.
+  body += "\tshl.b32 %t1, %r3, 1;\n\tmad.lo.u32 %t2, %t1, 3, 7;\n\tadd.u32 %t3, %t2, 3;\n\tshl.b32 %t3, %t3, 16;\n"
+          "\tor.b32 %t2, %t2, %t3;\n\tshl.b32 %t1, %r3, 2;\n\tadd.u32 %t1, %t0, %t1;\n\tst.shared.u32 [%t1], %t2;\n"
+          "\tadd.u32 %t2, %t2, 0x00C000C0;\n\tst.shared.u32 [%t1+128], %t2;\n\tbar.warp.sync -1;\n";
+  // Row r of each matrix starts at byte 16r; lanes past 7 give an address ldmatrix .x1 ignores.
+  body += "\tand.b32 %t1, %r3, 7;\n\tshl.b32 %t1, %t1, 4;\n\tadd.u32 %t1, %t0, %t1;\n"
+          "\tldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r10}, [%t1];\n"
+          "\tadd.u32 %t1, %t1, 128;\n\tldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r11}, [%t1];";
+  auto expected = [&](size_t lane, uint32_t base) {
+    uint32_t first = base + static_cast<uint32_t>(lane / 4 * 8 + 2 * (lane % 4));
+    return element(first) | element(first + 1) << 16;
+  };
+  expect_per_thread(body, 32, sample_input(32), [&](size_t lane) { return expected(lane, 0); },
+                    [&](size_t lane) { return expected(lane, 64); });
+}
+
 // mma.sync with 8-bit float inputs whose exponents are kept within four binades (the masks
 // below), so that every product and sum is exact in .f32 and the expectation is the ISA's
 // D = A·B + C over its fragment layout for m16n8k32 (that of .s8), with e4m3 A and e5m2 B.
