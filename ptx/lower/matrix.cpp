@@ -33,6 +33,14 @@ struct MmaForm {
   uint32_t accumulators;  // per lane
 };
 
+// The name of the module's function for what follows the exchange of an instruction of this
+// form (FunctionLowering::call_helper): its opcode and modifiers, as written.
+std::string form_name(const Instruction& instruction) {
+  std::string name = "xcuda." + instruction.opcode;
+  for (const Modifier& modifier : instruction.modifiers) name += "." + modifier.word;
+  return name;
+}
+
 // The shapes and types of mma.sync the ISA defines for sm_80 and sm_90 (FP8 from sm_89), but
 // m8n8k4 .f16 (whose quad-pair layout predates them) and the sub-byte types. FP8 fragments lie
 // as .s8/.u8 ones do.
@@ -131,9 +139,7 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   // it was most of the code of a tensor-core kernel (256 mma.sync in a cutlass kernel of
   // libcublas: 71,000 instructions after optimisation).
   auto* registers_type = llvm::ArrayType::get(builder.getIntNTy(accumulator_register_bits), c_registers.size());
-  std::string name = "xcuda.mma";
-  for (const Modifier& modifier : instruction.modifiers) name += "." + modifier.word;
-  Value* d_registers = lowering.call_helper(name, registers_type, c_registers, [&](llvm::Function& helper) {
+  Value* d_registers = lowering.call_helper(form_name(instruction), registers_type, c_registers, [&](llvm::Function& helper) {
     std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
     Value* lane = lane_id(lowering);
     DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
@@ -412,9 +418,7 @@ void lower_ldmatrix(FunctionLowering& lowering, const Instruction& instruction) 
   offer_fragments(lowering, std::span(&rows, 1));
   // What follows the exchange, as for mma.sync (lower_mma): one function per form.
   auto* registers_type = llvm::ArrayType::get(builder.getInt32Ty(), access->count);
-  std::string name = "xcuda.ldmatrix";
-  for (const Modifier& modifier : instruction.modifiers) name += "." + modifier.word;
-  Value* registers = lowering.call_helper(name, registers_type, {}, [&](llvm::Function&) {
+  Value* registers = lowering.call_helper(form_name(instruction), registers_type, {}, [&](llvm::Function&) {
     llvm::AllocaInst* matrices = place_fragments(lowering, std::span(&rows, 1)).front();
     Value* own_lane = lane_id(lowering);
     Value* packed = llvm::PoisonValue::get(registers_type);
