@@ -438,9 +438,12 @@ class EntryReads {
 // threads of a region reads and writes them at consecutive addresses, which it can vectorise.
 // A uniform value also has a block-wide entry copy at the start of the storage, which the block
 // function fills from the first thread's slot before each region that all threads run
-// together; there a load that reads what the region was entered with reads the entry copy, the
-// same address for every thread, so that what is computed from it is seen to be uniform.
-StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std::unordered_set<llvm::AllocaInst*>& uniform) {
+// together and that reads it; there a load that reads what the region was entered with reads
+// the entry copy, the same address for every thread, so that what is computed from it is seen
+// to be uniform.
+// `entry_reads` receives, for each uniform slot, the blocks that read its entry copy.
+StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std::unordered_set<llvm::AllocaInst*>& uniform,
+                                             std::vector<std::unordered_set<const llvm::BasicBlock*>>& entry_reads) {
   const llvm::DataLayout& layout = function.getParent()->getDataLayout();
   std::vector<llvm::AllocaInst*> allocas;
   for (llvm::BasicBlock& block : function)
@@ -487,14 +490,16 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
     llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), per_thread, offset, alloca->getName());
     size += bytes;
     if (auto found = uniform_offsets.find(alloca); found != uniform_offsets.end()) {
-      result.uniform_slots.push_back({found->second, size - bytes, bytes});
+      result.uniform_slots.push_back({found->second, size - bytes, bytes, {}});
       llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".entry");
-      const EntryReads entry_reads(*alloca);
+      const EntryReads reads(*alloca);
+      std::unordered_set<const llvm::BasicBlock*>& reading = entry_reads.emplace_back();
       std::vector<llvm::User*> users(alloca->user_begin(), alloca->user_end());
       for (llvm::User* user : users) {
-        if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); load != nullptr && entry_reads.reads_entry_value(*load)) {
+        if (auto* load = llvm::dyn_cast<llvm::LoadInst>(user); load != nullptr && reads.reads_entry_value(*load)) {
           llvm::IRBuilder<> at(load);
           load->setOperand(0, at.CreateSelect(together, entry, slot));
+          reading.insert(load->getParent());
         }
       }
     }
@@ -621,7 +626,9 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts) {
   result.function = resumable;
   result.regions = classify_regions(*resumable, resume_points, uniformity);
   std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
-  result.storage = move_allocas_to_thread_storage(*resumable, uniform);
+  std::vector<std::unordered_set<const llvm::BasicBlock*>> entry_reads;
+  result.storage = move_allocas_to_thread_storage(*resumable, uniform, entry_reads);
+  std::unordered_map<const llvm::BasicBlock*, std::vector<uint32_t>> regions_of;
   for (Region& region : result.regions) {
     const llvm::BasicBlock* start = region_start(*resumable, region.resume_point);
     if (auto working = working_threads(*start)) {
@@ -629,7 +636,14 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts) {
       region.working_to = working->to;
       region.skipped_exit = working->skipped_exit;
     }
-    region.rotates = may_rotate(region_blocks(start));
+    const std::vector<const llvm::BasicBlock*> blocks = region_blocks(start);
+    region.rotates = may_rotate(blocks);
+    for (const llvm::BasicBlock* block : blocks) regions_of[block].push_back(region.resume_point);
+  }
+  for (size_t slot = 0; slot < entry_reads.size(); ++slot) {
+    std::set<uint32_t> reading;
+    for (const llvm::BasicBlock* block : entry_reads[slot]) reading.insert(regions_of[block].begin(), regions_of[block].end());
+    result.storage.uniform_slots[slot].read_after.assign(reading.begin(), reading.end());
   }
   return result;
 }

@@ -35,6 +35,8 @@ struct UniformSlot {
   uint64_t entry;   // offset of the entry copy in the storage
   uint64_t column;  // the per-thread slot starts at uniform_bytes + column * threads
   uint64_t bytes;
+  // The resume points of the regions that read the entry copy; only before those is it filled.
+  std::vector<uint32_t> read_after;
 };
 
 struct StorageLayout {

@@ -312,6 +312,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
       // entry copies (see StorageLayout).
       Value* first = builder.CreateZExt(builder.CreateLoad(i32, together_begin_field), wide);
       for (const UniformSlot& slot : kernel.storage.uniform_slots) {
+        if (!std::binary_search(slot.read_after.begin(), slot.read_after.end(), region.resume_point)) continue;
         Value* column = builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(threads, builder.getInt64(slot.column)));
         Value* held = builder.CreateGEP(builder.getInt8Ty(), storage, builder.CreateAdd(column, builder.CreateMul(first, builder.getInt64(slot.bytes))));
         builder.CreateMemCpy(builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, slot.entry), llvm::Align(1), held, llvm::Align(1), slot.bytes);
