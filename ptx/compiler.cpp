@@ -127,7 +127,10 @@ void host_block_local_atomics(Compilation& compilation) { host::mark_block_local
 void host_fiber_block_functions(Compilation& compilation) { host::form_fiber_block_functions(*compilation.ir); }
 
 void host_block_functions(Compilation& compilation) {
-  auto stack_bytes = host::form_block_functions(*compilation.ir, /*vectorised=*/compilation.options.optimization_level >= 2,
+  std::unordered_map<std::string, uint32_t> thread_limits;
+  for (const KernelInfo& kernel : compilation.info.kernels)
+    if (kernel.max_threads_per_block != 0) thread_limits[kernel.name] = kernel.max_threads_per_block;
+  auto stack_bytes = host::form_block_functions(*compilation.ir, thread_limits, /*vectorised=*/compilation.options.optimization_level >= 2,
                                                 compilation.options.whole_warp_blocks, compilation.diagnostics);
   for (KernelInfo& kernel : compilation.info.kernels)
     if (auto found = stack_bytes.find(kernel.name); found != stack_bytes.end())

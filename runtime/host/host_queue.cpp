@@ -28,9 +28,9 @@ constexpr uint32_t max_threads_per_block = 1024;
 constexpr uint32_t max_block_depth = 64;
 
 // A kernel with barriers keeps each thread's live values on the stack of the worker running the
-// block (KernelInfo::host_stack_bytes_per_thread). Half of a usual 8 MiB thread stack is what a
-// block may take; more is refused rather than overflowing the worker.
-constexpr uint64_t block_stack_budget = 4u << 20;
+// block (KernelInfo::host_stack_bytes_per_thread); a block that would take more than
+// host_abi::block_stack_budget is refused rather than overflowing the worker.
+using ptx::host_abi::block_stack_budget;
 
 // What a GPU would refuse about a launch, if anything.
 Status check_launch(const HostKernel& kernel, const LaunchShape& shape, size_t parameter_bytes,

@@ -1,7 +1,8 @@
 // Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
 // whose trip count differs from block to block, a loop left by a uniform break after a barrier,
-// threads (part of a warp) returning before a barrier, and __syncthreads_count/_and/_or on a
-// 2D block. Expected values follow from the CUDA Programming Guide's definitions.
+// threads (part of a warp) returning before a barrier, __syncthreads_count/_and/_or on a 2D
+// block, and a kernel's launch bounds far above the block it runs. Expected values follow from
+// the CUDA Programming Guide's definitions.
 #include "check.h"
 
 #include <vector>
@@ -91,6 +92,24 @@ __global__ void uniform_values(const int* in, int* out) {
   out[blockIdx.x * kThreads + thread] = buffer[(thread * 7) % kThreads] + walk + mixed + step;
 }
 
+// Launch bounds of 1024 threads, for blocks of 16 x 6: what each thread keeps across the barriers,
+// and a value all threads share, where a block of the bound would keep them.
+constexpr int kBoundedWidth = 16, kBoundedHeight = 6, kBoundedThreads = kBoundedWidth * kBoundedHeight;
+__global__ void __launch_bounds__(1024) bounded_block(const int* in, int* out) {
+  __shared__ int buffer[1024];
+  const int thread = threadIdx.y * blockDim.x + threadIdx.x;
+  int own = in[blockIdx.x * kBoundedThreads + thread];
+  int step = in[blockIdx.x];  // one word for the whole block
+  for (int round = 0; round < 3; ++round) {
+    buffer[thread] = own + step;
+    __syncthreads();
+    own = own * 5 + buffer[(thread + round + 1) % kBoundedThreads];
+    step = step * 3 + 1;
+    __syncthreads();
+  }
+  out[blockIdx.x * kBoundedThreads + thread] = own ^ step;
+}
+
 int main() {
   const int n = kThreads * kBlocks;
   std::vector<int> in(n), out(n * 3);
@@ -177,6 +196,21 @@ int main() {
         FAIL("barrier_votes block %d thread %d: got %d %d %d, want %d %d %d", b, t, got[0], got[1],
              got[2], count, all, any);
     }
+  }
+  bounded_block<<<kBlocks, dim3(kBoundedWidth, kBoundedHeight)>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, kBlocks * kBoundedThreads * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    std::vector<int> own(in.begin() + b * kBoundedThreads, in.begin() + (b + 1) * kBoundedThreads), buffer(kBoundedThreads);
+    int step = in[b];
+    for (int round = 0; round < 3; ++round) {
+      for (int t = 0; t < kBoundedThreads; ++t) buffer[t] = own[t] + step;
+      for (int t = 0; t < kBoundedThreads; ++t) own[t] = own[t] * 5 + buffer[(t + round + 1) % kBoundedThreads];
+      step = step * 3 + 1;
+    }
+    for (int t = 0; t < kBoundedThreads; ++t)
+      if (out[b * kBoundedThreads + t] != (own[t] ^ step))
+        FAIL("bounded_block block %d thread %d: got %d, want %d", b, t, out[b * kBoundedThreads + t], own[t] ^ step);
   }
   CHECK(cudaFree(d_in));
   CHECK(cudaFree(d_out));

@@ -28,7 +28,8 @@ inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
 // The block's storage: uniform_bytes of block-wide copies of uniform values, then
 // bytes_per_thread per thread. Each slot of the per-thread part holds a value for all threads
-// side by side (thread t's at column + t * bytes, with column scaled by the thread count); a
+// side by side (thread t's at column + t * bytes, with column scaled by column_threads, or by the
+// block's thread count where that is 0); a
 // uniform value's entry copy is what the first thread of the loop held when a region all
 // threads run together began (see barrier_regions.cpp), which the block function copies in.
 struct UniformSlot {
@@ -42,6 +43,7 @@ struct UniformSlot {
 struct StorageLayout {
   uint64_t uniform_bytes = 0;     // multiple of 16
   uint64_t bytes_per_thread = 0;  // multiple of 16
+  uint32_t column_threads = 0;    // the kernel's thread limit, where its storage fits the budget
   std::vector<UniformSlot> uniform_slots;
 };
 
@@ -88,7 +90,9 @@ struct ResumableKernel {
 };
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.
-std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name,
+// `thread_limit`: the most threads a block of the kernel may have (.maxntid, .reqntid), 0 where
+// the PTX sets none.
+std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name, uint32_t thread_limit,
                                                 DiagnosticSink& diagnostics);
 
 // A copy of the kernel, if it reaches a warp exchange, cut at its block barriers only, its
@@ -96,7 +100,7 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
 // them; the kernel itself stays as it is. Returns nothing when the kernel reaches no exchange or
 // the copy cannot run: the threads of a region may part ways, or a region with exchanges has a
 // loop.
-std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel);
+std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel, uint32_t thread_limit);
 
 // The block of the resumable function where `resume_point` starts.
 const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t resume_point);

@@ -188,8 +188,9 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   Value* threads = builder.CreateMul(builder.CreateMul(width, height), builder.CreateZExt(extent[2], wide));
   builder.CreateStore(builder.CreateTrunc(threads, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_count_offset));
   const uint64_t uniform_bytes = kernel.storage.uniform_bytes;
+  Value* columns = kernel.storage.column_threads != 0 ? builder.getInt64(kernel.storage.column_threads) : threads;
   auto* storage = builder.CreateAlloca(
-      builder.getInt8Ty(), builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(threads, builder.getInt64(kernel.storage.bytes_per_thread))),
+      builder.getInt8Ty(), builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(columns, builder.getInt64(kernel.storage.bytes_per_thread))),
       "thread_storage");
   storage->setAlignment(llvm::Align(16));
   auto* states = builder.CreateAlloca(i32, threads, "resume_points");
@@ -313,7 +314,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
       Value* first = builder.CreateZExt(builder.CreateLoad(i32, together_begin_field), wide);
       for (const UniformSlot& slot : kernel.storage.uniform_slots) {
         if (!std::binary_search(slot.read_after.begin(), slot.read_after.end(), region.resume_point)) continue;
-        Value* column = builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(threads, builder.getInt64(slot.column)));
+        Value* column = builder.CreateAdd(builder.getInt64(uniform_bytes), builder.CreateMul(columns, builder.getInt64(slot.column)));
         Value* held = builder.CreateGEP(builder.getInt8Ty(), storage, builder.CreateAdd(column, builder.CreateMul(first, builder.getInt64(slot.bytes))));
         builder.CreateMemCpy(builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, slot.entry), llvm::Align(1), held, llvm::Align(1), slot.bytes);
       }
@@ -451,8 +452,8 @@ bool calls(const llvm::Function& function, const char* intrinsic) {
 }
 
 // Returns the per-thread stack bytes of a kernel with barriers, 0 otherwise.
-uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, bool vectorised, bool whole_warp_blocks,
-                             DiagnosticSink& diagnostics) {
+uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_name, uint32_t thread_limit, bool vectorised,
+                             bool whole_warp_blocks, DiagnosticSink& diagnostics) {
   llvm::Module& module = *kernel.getParent();
   llvm::LLVMContext& context = module.getContext();
   llvm::IRBuilder<> builder(context);
@@ -487,12 +488,12 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
                               !calls(kernel, intrinsics::barrier) && !calls(kernel, intrinsics::barrier_operation);
   // A kernel with warp exchanges is split twice: for warps as vectors, which blocks of whole
   // warps take while its switch is on, and region by region for every block.
-  std::optional<ResumableKernel> by_warps = vectorised ? split_for_warp_lanes(kernel) : std::nullopt;
+  std::optional<ResumableKernel> by_warps = vectorised ? split_for_warp_lanes(kernel, thread_limit) : std::nullopt;
   if (by_warps && by_warps->regions.size() > most_regions_inlined) {
     by_warps->function->eraseFromParent();
     by_warps.reset();
   }
-  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, diagnostics);
+  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, thread_limit, diagnostics);
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
   auto new_thread_context = [&] {
@@ -591,8 +592,8 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
 
 }  // namespace
 
-std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool vectorised, bool whole_warp_blocks,
-                                                               DiagnosticSink& diagnostics) {
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, const std::unordered_map<std::string, uint32_t>& thread_limits,
+                                                               bool vectorised, bool whole_warp_blocks, DiagnosticSink& diagnostics) {
   std::unordered_map<std::string, uint64_t> stack_bytes;
   llvm::NamedMDNode* kernels = module.getNamedMetadata(intrinsics::kernels_metadata);
   if (kernels == nullptr) return stack_bytes;
@@ -601,8 +602,11 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
     entries.emplace_back(llvm::cast<llvm::Function>(llvm::cast<llvm::ValueAsMetadata>(node->getOperand(0))->getValue()),
                          llvm::cast<llvm::MDString>(node->getOperand(1))->getString().str());
   kernels->eraseFromParent();
-  for (const auto& [kernel, name] : entries)
-    if (uint64_t bytes = form_block_function(*kernel, name, vectorised, whole_warp_blocks, diagnostics)) stack_bytes[name] = bytes;
+  for (const auto& [kernel, name] : entries) {
+    auto limit = thread_limits.find(name);
+    if (uint64_t bytes = form_block_function(*kernel, name, limit != thread_limits.end() ? limit->second : 0, vectorised, whole_warp_blocks, diagnostics))
+      stack_bytes[name] = bytes;
+  }
   // Loops over a block's threads are long and regular; on CPUs with 512-bit vectors, LLVM's
   // default of 256 bits halves their width (sgemm and block_scan ran about 15% faster at 512).
   // Every function alike: LLVM builds its description of the CPU once per set of such

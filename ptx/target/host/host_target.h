@@ -48,9 +48,11 @@ inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-onl
 // LaneExchanges inlines only where a fallback turns out needed, as it does what they call; and
 // where the vectoriser runs, kernels without barriers, and those cut only at warp exchanges
 // that keep no warp path, loop over whole warps, which leaves out their code for other blocks.
-// Returns, per kernel with barriers, the stack bytes its block function needs per thread.
-std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, bool vectorised, bool whole_warp_blocks,
-                                                               DiagnosticSink& diagnostics);
+// `thread_limits`: the most threads a block of a kernel may have (.maxntid, .reqntid), for the
+// kernels whose PTX sets one. Returns, per kernel with barriers, the stack bytes its block
+// function needs per thread.
+std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, const std::unordered_map<std::string, uint32_t>& thread_limits,
+                                                               bool vectorised, bool whole_warp_blocks, DiagnosticSink& diagnostics);
 
 // nullptr and a diagnostic when the host has no usable LLVM target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
