@@ -24,7 +24,8 @@ namespace xcuda::ptx::host_abi {
 // Stack: a kernel with barriers keeps per-thread state on the calling thread's stack, about
 // KernelInfo::host_stack_bytes_per_thread + 4 bytes per thread of the block, and at most
 // block_stack_budget bytes: the runtime refuses a launch that would need more, and the compiler
-// lays a kernel's state out for as many threads as .maxntid allows only where that fits.
+// lays a kernel's state out for as many threads as a block of it may have (.maxntid or
+// max_block_threads) only where that fits.
 struct BlockFrame {
   uint32_t block_dim[3];   // %ntid
   uint32_t grid_dim[3];    // %nctaid
@@ -48,6 +49,8 @@ struct BlockFrame {
 };
 
 inline constexpr uint64_t dynamic_stack_header_bytes = 16;
+// The most threads a block may have; a launch of more is refused.
+inline constexpr uint32_t max_block_threads = 1024;
 // Half of a usual 8 MiB thread stack.
 inline constexpr uint64_t block_stack_budget = 4u << 20;
 

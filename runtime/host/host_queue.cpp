@@ -24,7 +24,6 @@ void fill_with(void* destination, T value, size_t count) {
   for (size_t i = 0; i < count; ++i) std::memcpy(bytes + i * sizeof(T), &value, sizeof(T));
 }
 
-constexpr uint32_t max_threads_per_block = 1024;
 constexpr uint32_t max_block_depth = 64;
 
 // A kernel with barriers keeps each thread's live values on the stack of the worker running the
@@ -44,7 +43,7 @@ Status check_launch(const HostKernel& kernel, const LaunchShape& shape, size_t p
   if (threads == 0 || blocks == 0)
     return refuse(ErrorCode::invalid_value, "a grid or block dimension is 0");
   uint32_t thread_limit =
-      info.max_threads_per_block ? info.max_threads_per_block : max_threads_per_block;
+      info.max_threads_per_block ? info.max_threads_per_block : ptx::host_abi::max_block_threads;
   if (threads > thread_limit)
     return refuse(ErrorCode::invalid_value,
                   std::to_string(threads) + " threads per block, more than the " +

@@ -1,8 +1,8 @@
 // Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
 // whose trip count differs from block to block, a loop left by a uniform break after a barrier,
 // threads (part of a warp) returning before a barrier, __syncthreads_count/_and/_or on a 2D
-// block, and a kernel's launch bounds far above the block it runs. Expected values follow from
-// the CUDA Programming Guide's definitions.
+// block, a kernel's launch bounds far above the block it runs, and a thread's array kept across
+// a barrier. Expected values follow from the CUDA Programming Guide's definitions.
 #include "check.h"
 
 #include <vector>
@@ -92,10 +92,10 @@ __global__ void uniform_values(const int* in, int* out) {
   out[blockIdx.x * kThreads + thread] = buffer[(thread * 7) % kThreads] + walk + mixed + step;
 }
 
-// Launch bounds of 1024 threads, for blocks of 16 x 6: what each thread keeps across the barriers,
+// Launch bounds of 512 threads, for blocks of 16 x 6: what each thread keeps across the barriers,
 // and a value all threads share, where a block of the bound would keep them.
 constexpr int kBoundedWidth = 16, kBoundedHeight = 6, kBoundedThreads = kBoundedWidth * kBoundedHeight;
-__global__ void __launch_bounds__(1024) bounded_block(const int* in, int* out) {
+__global__ void __launch_bounds__(512) bounded_block(const int* in, int* out) {
   __shared__ int buffer[1024];
   const int thread = threadIdx.y * blockDim.x + threadIdx.x;
   int own = in[blockIdx.x * kBoundedThreads + thread];
@@ -108,6 +108,20 @@ __global__ void __launch_bounds__(1024) bounded_block(const int* in, int* out) {
     __syncthreads();
   }
   out[blockIdx.x * kBoundedThreads + thread] = own ^ step;
+}
+
+// 4400 bytes of each thread's own array live across the barrier: more than a block of 1024 threads
+// may keep on a host worker's stack, so the host keeps them for as many threads as the block has.
+constexpr int kLargeThreads = 64, kLargeWords = 1100;
+__global__ void large_state(const int* in, int* out) {
+  int words[kLargeWords];
+  const int thread = threadIdx.x;
+  for (int i = 0; i < kLargeWords; ++i) words[i] = in[(thread + i) % kThreads] + i;
+  __shared__ int picked[kLargeThreads];
+  picked[thread] = words[(thread * 13) % kLargeWords];
+  __syncthreads();
+  const int neighbour = picked[(thread + 1) % kLargeThreads];
+  out[blockIdx.x * kLargeThreads + thread] = words[(thread * 7 + neighbour) % kLargeWords] + neighbour;
 }
 
 int main() {
@@ -212,6 +226,17 @@ int main() {
       if (out[b * kBoundedThreads + t] != (own[t] ^ step))
         FAIL("bounded_block block %d thread %d: got %d, want %d", b, t, out[b * kBoundedThreads + t], own[t] ^ step);
   }
+  large_state<<<kBlocks, kLargeThreads>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, kBlocks * kLargeThreads * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b)
+    for (int t = 0; t < kLargeThreads; ++t) {
+      auto word = [&](int thread, int i) { return in[(thread + i) % kThreads] + i; };
+      const int neighbour = word((t + 1) % kLargeThreads, (((t + 1) % kLargeThreads) * 13) % kLargeWords);
+      const int want = word(t, (t * 7 + neighbour) % kLargeWords) + neighbour;
+      if (out[b * kLargeThreads + t] != want)
+        FAIL("large_state block %d thread %d: got %d, want %d", b, t, out[b * kLargeThreads + t], want);
+    }
   CHECK(cudaFree(d_in));
   CHECK(cudaFree(d_out));
   std::printf("block_barriers: %d blocks of %d threads, all results match\n", kBlocks, kThreads);

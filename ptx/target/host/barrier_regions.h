@@ -43,7 +43,7 @@ struct UniformSlot {
 struct StorageLayout {
   uint64_t uniform_bytes = 0;     // multiple of 16
   uint64_t bytes_per_thread = 0;  // multiple of 16
-  uint32_t column_threads = 0;    // the kernel's thread limit, where its storage fits the budget
+  uint32_t column_threads = 0;    // the kernel's thread limit, where the storage of so many fits the budget
   std::vector<UniformSlot> uniform_slots;
 };
 
@@ -90,8 +90,8 @@ struct ResumableKernel {
 };
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.
-// `thread_limit`: the most threads a block of the kernel may have (.maxntid, .reqntid), 0 where
-// the PTX sets none.
+// `thread_limit`: the most threads a block of the kernel may have (.maxntid, .reqntid, or
+// host_abi::max_block_threads).
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name, uint32_t thread_limit,
                                                 DiagnosticSink& diagnostics);
 

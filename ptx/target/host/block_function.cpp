@@ -604,7 +604,8 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
   kernels->eraseFromParent();
   for (const auto& [kernel, name] : entries) {
     auto limit = thread_limits.find(name);
-    if (uint64_t bytes = form_block_function(*kernel, name, limit != thread_limits.end() ? limit->second : 0, vectorised, whole_warp_blocks, diagnostics))
+    const uint32_t thread_limit = limit != thread_limits.end() ? limit->second : host_abi::max_block_threads;
+    if (uint64_t bytes = form_block_function(*kernel, name, thread_limit, vectorised, whole_warp_blocks, diagnostics))
       stack_bytes[name] = bytes;
   }
   // Loops over a block's threads are long and regular; on CPUs with 512-bit vectors, LLVM's
