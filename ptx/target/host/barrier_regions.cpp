@@ -18,6 +18,7 @@
 #include "host_abi.h"
 #include "lower/intrinsics.h"
 #include "target/host/thread_context.h"
+#include "target/host/slot_sharing.h"
 #include "target/host/thread_order.h"
 #include "target/host/thread_uniformity.h"
 #include "target/host/warp_exchange.h"
@@ -153,16 +154,6 @@ void add_dispatch(llvm::Function& function, const std::vector<std::pair<uint32_t
   llvm::IRBuilder<> builder(&entry);
   auto* dispatch = builder.CreateSwitch(function.getArg(3), start, static_cast<unsigned>(resume_points.size()));
   for (const auto& [number, block] : resume_points) dispatch->addCase(builder.getInt32(number), block);
-}
-
-// The blocks of the resumable function a thread may run from `start` until it returns: a region.
-std::vector<const llvm::BasicBlock*> region_blocks(const llvm::BasicBlock* start) {
-  std::vector<const llvm::BasicBlock*> blocks{start};
-  std::unordered_set<const llvm::BasicBlock*> seen{start};
-  for (size_t next = 0; next < blocks.size(); ++next)
-    for (const llvm::BasicBlock* successor : llvm::successors(blocks[next]))
-      if (seen.insert(successor).second) blocks.push_back(successor);
-  return blocks;
 }
 
 // What a block of the resumable function can reach: no way out (a trap), one resume point (or
@@ -644,6 +635,7 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts, uint32_t thread_li
   result.function = resumable;
   result.regions = classify_regions(*resumable, resume_points, uniformity);
   std::unordered_set<llvm::AllocaInst*> uniform = spill_values_crossing_regions(*resumable, uniformity);
+  share_slots(*resumable, result.regions, uniform);
   std::vector<std::unordered_set<const llvm::BasicBlock*>> entry_reads;
   result.storage =
       move_allocas_to_thread_storage(*resumable, uniform, thread_limit, exchange_bytes_per_thread(result.exchanged_words), entry_reads);
@@ -668,6 +660,15 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts, uint32_t thread_li
 }
 
 }  // namespace
+
+std::vector<const llvm::BasicBlock*> region_blocks(const llvm::BasicBlock* start) {
+  std::vector<const llvm::BasicBlock*> blocks{start};
+  std::unordered_set<const llvm::BasicBlock*> seen{start};
+  for (size_t next = 0; next < blocks.size(); ++next)
+    for (const llvm::BasicBlock* successor : llvm::successors(blocks[next]))
+      if (seen.insert(successor).second) blocks.push_back(successor);
+  return blocks;
+}
 
 const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t resume_point) {
   const auto* dispatch = llvm::cast<llvm::SwitchInst>(resumable.getEntryBlock().getTerminator());

@@ -102,6 +102,10 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
 // loop.
 std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel, uint32_t thread_limit);
 
+// The blocks of the resumable function a thread may run from `start` until it returns: a
+// region, `start` first.
+std::vector<const llvm::BasicBlock*> region_blocks(const llvm::BasicBlock* start);
+
 // The block of the resumable function where `resume_point` starts.
 const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t resume_point);
 
