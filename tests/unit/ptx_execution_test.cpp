@@ -196,6 +196,48 @@ TEST(WholeWarpBlocks, ButterflyShufflesBeforeAnAtomicAreOnePermutationEach) {
   }
 }
 
+// Forty values, each loaded before a barrier and added up after it: each lives across one
+// barrier, never two of them in the same stretch between barriers but neighbours, so two slots of
+// the block's storage hold them all in turn (see target/host/slot_sharing.h), and the sum, which
+// lives throughout, has one more.
+TEST(BlockStorage, ValuesLivingInTurnShareSlots) {
+  constexpr uint32_t stages = 40, width = 64;
+  std::string ptx = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry stages(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<64>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  mov.u32 %r2, 0;
+)";
+  for (uint32_t stage = 0; stage < stages; ++stage) {
+    const std::string value = "%r" + std::to_string(10 + stage);
+    ptx += "  ld.global.u32 " + value + ", [%rd4+" + std::to_string(4 * width * stage) + "];\n  bar.sync 0;\n  add.s32 %r2, %r2, " +
+           value + ";\n";
+  }
+  ptx += "  add.s64 %rd5, %rd2, %rd3;\n  st.global.u32 [%rd5], %r2;\n  ret;\n}\n";
+  LoadedModule module(ptx, CompileOptions{});
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  // Without sharing, 41 slots of 4 bytes alone are more.
+  EXPECT_LT(module.kernel("stages").host_stack_bytes_per_thread, 4 * stages) << "bytes per thread";
+  std::vector<uint32_t> in(stages * width), out(width, 0);
+  for (uint32_t i = 0; i < in.size(); ++i) in[i] = (i + 3) * 2654435761u;
+  ParameterBuffer parameters(module.kernel("stages"));
+  parameters.set(0, in.data()).set(1, out.data());
+  module.launch("stages", {1, 1, 1}, {width, 1, 1}, parameters);
+  for (uint32_t thread = 0; thread < width; ++thread) {
+    uint32_t sum = 0;
+    for (uint32_t stage = 0; stage < stages; ++stage) sum += in[stage * width + thread];
+    ASSERT_EQ(out[thread], sum) << "thread " << thread;
+  }
+}
+
 TEST_P(KernelsTest, VectorAddCoversEveryElementOfAPartialLastBlock) {
   const int n = 1000;
   std::vector<float> a(n), b(n), c(n, -1.0f);
