@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include <llvm/IR/IRBuilder.h>
@@ -215,16 +216,23 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   // The x range of the next loop over the threads that stand together.
   auto* x_begin = builder.CreateAlloca(i32, nullptr, "x_begin");
   auto* x_end = builder.CreateAlloca(i32, nullptr, "x_end");
+  // Past most_regions_inlined one loop over the threads serves every region (see SharedLoop
+  // below), and the block's state between regions stays in memory: promoted, the round number
+  // and the x range each became a phi of every place a region may start from at every region,
+  // over which the register coalescer took 4 s in a kernel of 264 regions.
+  const bool one_loop = !by_warps && kernel.function->hasFnAttribute(llvm::Attribute::NoInline);
+  auto load_state = [&](llvm::AllocaInst* field) { return builder.CreateLoad(i32, field, /*isVolatile=*/one_loop); };
+  auto store_state = [&](Value* value, llvm::AllocaInst* field) { builder.CreateStore(value, field, /*isVolatile=*/one_loop); };
   Value* one_dimensional = builder.CreateICmpEQ(builder.CreateMul(extent[1], extent[2]), builder.getInt32(1));
   // Round 0 would read as "never written" in the exchange slots.
   auto* round_number = builder.CreateAlloca(i32, nullptr, "round_number");
-  builder.CreateStore(builder.getInt32(1), round_number);
+  store_state(builder.getInt32(1), round_number);
   Value* round_field = builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, round_offset);
   Value* finished = builder.getInt32(thread_finished);
   auto start_round = [&] {
-    Value* current_round = builder.CreateLoad(i32, round_number);
+    Value* current_round = load_state(round_number);
     builder.CreateStore(current_round, round_field);
-    builder.CreateStore(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
+    store_state(builder.CreateAdd(current_round, builder.getInt32(1)), round_number);
     return current_round;
   };
   // Where the threads stand after a loop over them, read back from their resume points in a loop
@@ -257,8 +265,8 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   auto stand_together = [&](Value* begin, Value* end) {
     builder.CreateStore(begin, together_begin_field);
     builder.CreateStore(end, together_end_field);
-    builder.CreateStore(begin, x_begin);
-    builder.CreateStore(builder.CreateSelect(one_dimensional, end, extent[0]), x_end);
+    store_state(begin, x_begin);
+    store_state(builder.CreateSelect(one_dimensional, end, extent[0]), x_end);
   };
   auto enter_linear = [&](const std::array<Value*, 3>& index) {
     enter_thread(thread, index);
@@ -303,6 +311,45 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     stand_together(begin, end);
     go_to_region(next, apart);
   };
+  // Past most_regions_inlined the loops call the resumable function, and a loop of each region's
+  // own would differ from the others in its resume point and range alone: one loop serves all
+  // of them, from which a switch leads to what follows each region. Each loop of its own made a
+  // libcublas trsm kernel of 264 shuffles (regions) a block function of 3,300 blocks, over whose
+  // loops the optimiser took 10 of its 15 s to compile. Each region leaves its resume point and
+  // range for the loop in memory, as it does the block's state.
+  struct SharedLoop {
+    llvm::BasicBlock* entry = nullptr;
+    llvm::AllocaInst *resume_point = nullptr, *from = nullptr, *to = nullptr, *rotation = nullptr;
+    llvm::SwitchInst* after = nullptr;
+  };
+  std::optional<SharedLoop> shared;
+  if (one_loop) {
+    const bool rotates = std::any_of(kernel.regions.begin(), kernel.regions.end(), [](const Region& region) { return region.rotates; });
+    shared.emplace();
+    shared->resume_point = builder.CreateAlloca(i32, nullptr, "loop_resume_point");
+    shared->from = builder.CreateAlloca(i32, nullptr, "loop_from");
+    shared->to = builder.CreateAlloca(i32, nullptr, "loop_to");
+    shared->rotation = rotates ? builder.CreateAlloca(i32, nullptr, "loop_rotation") : nullptr;
+    llvm::IRBuilderBase::InsertPointGuard keep(builder);
+    shared->entry = llvm::BasicBlock::Create(context, "region_threads", block);
+    builder.SetInsertPoint(shared->entry);
+    Value* resume_point = load_state(shared->resume_point);
+    Value* to = load_state(shared->to);
+    Value* from = load_state(shared->from);
+    Value* rotation = rotates ? load_state(shared->rotation) : nullptr;
+    emit_thread_loops(
+        builder, {to, extent[1], extent[2]}, &accesses,
+        [&](const std::array<Value*, 3>& index) {
+          Value* linear = enter_linear(index);
+          Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, resume_point, builder.getTrue()}));
+          accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
+        },
+        from, rotation);
+    auto* nowhere = llvm::BasicBlock::Create(context, "no_region", block);
+    shared->after = builder.CreateSwitch(resume_point, nowhere, static_cast<unsigned>(kernel.regions.size()));
+    builder.SetInsertPoint(nowhere);
+    builder.CreateUnreachable();
+  }
   stand_together(zero, thread_count);
   builder.CreateBr(regions[0]);
   for (const Region& region : kernel.regions) {
@@ -321,8 +368,8 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     }
     // The range of threads narrows only after some finished; elsewhere a loop from 0 to the
     // block's width leaves the optimiser more to work with (sgemm runs twice as fast).
-    Value* from = region.after_partings ? builder.CreateLoad(i32, x_begin) : nullptr;
-    Value* to = region.after_partings ? builder.CreateLoad(i32, x_end) : extent[0];
+    Value* from = region.after_partings ? load_state(x_begin) : nullptr;
+    Value* to = region.after_partings ? load_state(x_end) : extent[0];
     const bool lanes = by_warps && region.warp_lanes;
     // A warp runs whole; its lanes outside the working range skip the work themselves.
     const uint32_t working_from = lanes ? region.working_from / warp_lanes * warp_lanes : region.working_from;
@@ -346,7 +393,17 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     if (region.rotates)
       start_offset = rotation(builder, builder.CreateLoad(builder.getPtrTy(), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset)),
                               extent[0]);
-    emit_thread_loops(
+    if (shared) {
+      store_state(builder.getInt32(region.resume_point), shared->resume_point);
+      store_state(from != nullptr ? from : zero, shared->from);
+      store_state(to, shared->to);
+      if (shared->rotation != nullptr) store_state(start_offset != nullptr ? start_offset : zero, shared->rotation);
+      builder.CreateBr(shared->entry);
+      auto* after = llvm::BasicBlock::Create(context, "after_region." + std::to_string(region.resume_point), block);
+      shared->after->addCase(builder.getInt32(region.resume_point), after);
+      builder.SetInsertPoint(after);
+    } else {
+      emit_thread_loops(
         builder, range, &accesses,
         [&](const std::array<Value*, 3>& index) {
           Value* linear = enter_linear(index);
@@ -357,6 +414,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
           if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
         },
         from, start_offset, shape);
+    }
     switch (region.exit) {
       case RegionExit::single:
         go_to_region(builder.getInt32(region.next), mixed);
@@ -379,7 +437,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     return;
   }
   // Threads may stand at a warp exchange while others wait at a barrier.
-  emit_stamps(builder, exchange, thread_count, states, builder.CreateSub(builder.CreateLoad(i32, round_number), builder.getInt32(1)));
+  emit_stamps(builder, exchange, thread_count, states, builder.CreateSub(load_state(round_number), builder.getInt32(1)));
   builder.CreateStore(builder.getTrue(), exchanging);
   builder.CreateBr(round);
 
