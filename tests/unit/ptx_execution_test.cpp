@@ -197,9 +197,9 @@ TEST(WholeWarpBlocks, ButterflyShufflesBeforeAnAtomicAreOnePermutationEach) {
 }
 
 // Forty values, each loaded before a barrier and added up after it: each lives across one
-// barrier, never two of them in the same stretch between barriers but neighbours, so two slots of
+// barrier, no two of them in the same stretch between barriers but neighbours, so a few slots of
 // the block's storage hold them all in turn (see target/host/slot_sharing.h), and the sum, which
-// lives throughout, has one more.
+// lives throughout, one more.
 TEST(BlockStorage, ValuesLivingInTurnShareSlots) {
   constexpr uint32_t stages = 40, width = 64;
   std::string ptx = R"(.version 8.0

@@ -17,8 +17,8 @@
 
 #include "host_abi.h"
 #include "lower/intrinsics.h"
-#include "target/host/thread_context.h"
 #include "target/host/slot_sharing.h"
+#include "target/host/thread_context.h"
 #include "target/host/thread_order.h"
 #include "target/host/thread_uniformity.h"
 #include "target/host/warp_exchange.h"
@@ -433,8 +433,8 @@ class EntryReads {
 // together and that reads it; there a load that reads what the region was entered with reads
 // the entry copy, the same address for every thread, so that what is computed from it is seen
 // to be uniform.
-// `thread_limit`: the most threads a block of the kernel may have; `other_bytes_per_thread`: what the block keeps for each thread besides this storage.
-// `entry_reads` receives, for each uniform slot, the blocks that read its entry copy.
+// `thread_limit`: the most threads a block of the kernel may have; `other_bytes_per_thread`:
+// what the block keeps for each thread besides this storage. `entry_reads` receives, for each uniform slot, the blocks that read its entry copy.
 StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std::unordered_set<llvm::AllocaInst*>& uniform,
                                              uint32_t thread_limit, uint64_t other_bytes_per_thread,
                                              std::vector<std::unordered_set<const llvm::BasicBlock*>>& entry_reads) {

@@ -28,13 +28,13 @@ inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
 // The block's storage: uniform_bytes of block-wide copies of uniform values, then
 // bytes_per_thread per thread. Each slot of the per-thread part holds a value for all threads
-// side by side (thread t's at column + t * bytes, with column scaled by column_threads, or by the
-// block's thread count where that is 0); a
-// uniform value's entry copy is what the first thread of the loop held when a region all
-// threads run together began (see barrier_regions.cpp), which the block function copies in.
+// side by side (thread t's at column + t * bytes, with column scaled by column_threads, or by
+// the block's thread count where that is 0); a uniform value's entry copy is what the first
+// thread of the loop held when a region all threads run together began (see
+// barrier_regions.cpp), which the block function copies in.
 struct UniformSlot {
   uint64_t entry;   // offset of the entry copy in the storage
-  uint64_t column;  // the per-thread slot starts at uniform_bytes + column * threads
+  uint64_t column;  // the per-thread slot starts at uniform_bytes + column * column threads
   uint64_t bytes;
   // The resume points of the regions that read the entry copy; only before those is it filled.
   std::vector<uint32_t> read_after;

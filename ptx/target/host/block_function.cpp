@@ -404,16 +404,16 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
       builder.SetInsertPoint(after);
     } else {
       emit_thread_loops(
-        builder, range, &accesses,
-        [&](const std::array<Value*, 3>& index) {
-          Value* linear = enter_linear(index);
-          Value* reached = accesses.tag(
-              builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(region.resume_point), builder.getTrue()}));
-          // A region with one way out needs no record of where each thread went: the rounds,
-          // which read the records, start only after a region whose threads may part.
-          if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
-        },
-        from, start_offset, shape);
+          builder, range, &accesses,
+          [&](const std::array<Value*, 3>& index) {
+            Value* linear = enter_linear(index);
+            Value* reached = accesses.tag(
+                builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(region.resume_point), builder.getTrue()}));
+            // A region with one way out needs no record of where each thread went: the rounds,
+            // which read the records, start only after a region whose threads may part.
+            if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
+          },
+          from, start_offset, shape);
     }
     switch (region.exit) {
       case RegionExit::single:

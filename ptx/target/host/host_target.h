@@ -49,8 +49,8 @@ inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-onl
 // where the vectoriser runs, kernels without barriers, and those cut only at warp exchanges
 // that keep no warp path, loop over whole warps, which leaves out their code for other blocks.
 // `thread_limits`: the most threads a block of a kernel may have (.maxntid, .reqntid), for the
-// kernels whose PTX sets one (others: host_abi::max_block_threads). Returns, per kernel with barriers, the stack bytes its block
-// function needs per thread.
+// kernels whose PTX sets one (others: host_abi::max_block_threads). Returns, per kernel with
+// barriers, the stack bytes its block function needs per thread.
 std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, const std::unordered_map<std::string, uint32_t>& thread_limits,
                                                                bool vectorised, bool whole_warp_blocks, DiagnosticSink& diagnostics);
 
