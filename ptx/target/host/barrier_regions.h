@@ -43,7 +43,7 @@ struct UniformSlot {
 struct StorageLayout {
   uint64_t uniform_bytes = 0;     // multiple of 16
   uint64_t bytes_per_thread = 0;  // multiple of 16
-  uint32_t column_threads = 0;    // the kernel's thread limit, where the storage of so many fits the budget
+  uint32_t column_threads = 0;    // past the kernel's thread limit, where the storage of so many fits the budget
   std::vector<UniformSlot> uniform_slots;
 };
 
