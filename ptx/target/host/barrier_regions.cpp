@@ -448,16 +448,10 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
     uint64_t bytes = alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
     return (bytes + alignment - 1) / alignment * alignment;
   };
-  auto only_loads_and_stores = [](llvm::AllocaInst* alloca) {
-    return std::all_of(alloca->user_begin(), alloca->user_end(), [&](const llvm::User* user) {
-      const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
-      return llvm::isa<llvm::LoadInst>(user) || (store != nullptr && store->getPointerOperand() == alloca);
-    });
-  };
   StorageLayout result;
   std::unordered_map<llvm::AllocaInst*, uint64_t> uniform_offsets;
   for (llvm::AllocaInst* alloca : allocas) {
-    if (!uniform.contains(alloca) || !only_loads_and_stores(alloca)) continue;
+    if (!uniform.contains(alloca) || !only_loaded_and_stored(*alloca)) continue;
     result.uniform_bytes = (result.uniform_bytes + 15) / 16 * 16;
     uniform_offsets[alloca] = result.uniform_bytes;
     result.uniform_bytes += bytes_of(alloca);
@@ -664,6 +658,13 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts, uint32_t thread_li
 }
 
 }  // namespace
+
+bool only_loaded_and_stored(const llvm::AllocaInst& alloca) {
+  return std::all_of(alloca.user_begin(), alloca.user_end(), [&](const llvm::User* user) {
+    const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
+    return llvm::isa<llvm::LoadInst>(user) || (store != nullptr && store->getPointerOperand() == &alloca);
+  });
+}
 
 std::vector<const llvm::BasicBlock*> region_blocks(const llvm::BasicBlock* start) {
   std::vector<const llvm::BasicBlock*> blocks{start};

@@ -14,6 +14,7 @@
 #include "diagnostics.h"
 
 namespace llvm {
+class AllocaInst;
 class BasicBlock;
 class Function;
 }  // namespace llvm
@@ -101,6 +102,9 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
 // the copy cannot run: the threads of a region may part ways, or a region with exchanges has a
 // loop.
 std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& kernel, uint32_t thread_limit);
+
+// Whether loads, and stores to it, are all that use `alloca`: its address goes nowhere else.
+bool only_loaded_and_stored(const llvm::AllocaInst& alloca);
 
 // The blocks of the resumable function a thread may run from `start` until it returns: a
 // region, `start` first.

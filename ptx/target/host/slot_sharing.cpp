@@ -1,5 +1,6 @@
 #include "target/host/slot_sharing.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <llvm/ADT/BitVector.h>
@@ -41,12 +42,10 @@ struct RegionGraph {
 
 // Whether only loads and stores in the regions' blocks use `alloca` (the dispatch block, which
 // every region passes, and unreachable blocks have none).
-bool only_loads_and_stores_in_regions(const llvm::AllocaInst& alloca, const RegionGraph& graph) {
-  return std::all_of(alloca.user_begin(), alloca.user_end(), [&](const llvm::User* user) {
-    const auto* store = llvm::dyn_cast<llvm::StoreInst>(user);
-    return (llvm::isa<llvm::LoadInst>(user) || (store != nullptr && store->getPointerOperand() == &alloca)) &&
-           graph.regions_of.contains(llvm::cast<llvm::Instruction>(user)->getParent());
-  });
+bool used_in_regions_only(const llvm::AllocaInst& alloca, const RegionGraph& graph) {
+  return only_loaded_and_stored(alloca) && std::all_of(alloca.user_begin(), alloca.user_end(), [&](const llvm::User* user) {
+           return graph.regions_of.contains(llvm::cast<llvm::Instruction>(user)->getParent());
+         });
 }
 
 }  // namespace
@@ -60,7 +59,7 @@ void share_slots(llvm::Function& resumable, const std::vector<Region>& regions, 
     for (llvm::Instruction& instruction : block)
       if (auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction);
           alloca != nullptr && !kept_apart.contains(alloca) && alloca->getAllocationSize(layout) &&
-          only_loads_and_stores_in_regions(*alloca, graph))
+          used_in_regions_only(*alloca, graph))
         slots.push_back(alloca);
   if (slots.size() < 2) return;
 
