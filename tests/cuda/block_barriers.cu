@@ -1,6 +1,7 @@
 // Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
 // whose trip count differs from block to block, a loop left by a uniform break after a barrier,
-// threads (part of a warp) returning before a barrier, __syncthreads_count/_and/_or on a 2D
+// threads (part of a warp) returning before a barrier, and returning in two stages,
+// __syncthreads_count/_and/_or on a 2D
 // block, a kernel's launch bounds far above the block it runs, and a thread's array kept across
 // a barrier. Expected values follow from the CUDA Programming Guide's definitions.
 #include "check.h"
@@ -51,6 +52,24 @@ __global__ void early_return(const int* in, int* out, int active) {
   values[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
   __syncthreads();
   out[blockIdx.x * blockDim.x + threadIdx.x] = values[active - 1 - threadIdx.x];
+}
+
+// Threads leave in two stages (mid-warp), each before a barrier, and those left trade values
+// across the barriers: after either stage some threads have finished while others wait.
+__global__ void staged_returns(const int* in, int* out, int first_active, int second_active) {
+  __shared__ int values[kThreads];
+  const int t = threadIdx.x;
+  values[t] = in[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  if (t >= first_active) return;
+  int v = values[first_active - 1 - t];
+  __syncthreads();
+  values[t] = v * 3 + blockIdx.x;
+  __syncthreads();
+  if (t >= second_active) return;
+  v = values[(t + 5) % second_active] + values[t];
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = v;
 }
 
 __global__ void barrier_votes(const int* in, int* out) {
@@ -170,6 +189,21 @@ int main() {
       if (out[b * kThreads + t] != want)
         FAIL("early_return block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], want);
     }
+
+  const int first_active = 200, second_active = 77;
+  CHECK(cudaMemset(d_out, 0xff, n * sizeof(int)));
+  staged_returns<<<kBlocks, kThreads>>>(d_in, d_out, first_active, second_active);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    std::vector<int> values(first_active);
+    for (int t = 0; t < first_active; ++t) values[t] = in[b * kThreads + first_active - 1 - t] * 3 + b;
+    for (int t = 0; t < kThreads; ++t) {
+      const int want = t < second_active ? values[(t + 5) % second_active] + values[t] : -1;
+      if (out[b * kThreads + t] != want)
+        FAIL("staged_returns block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], want);
+    }
+  }
 
   CHECK(cudaMemset(d_out, 0xff, n * sizeof(int)));
   uniform_values<<<kBlocks, kThreads>>>(d_in, d_out);
