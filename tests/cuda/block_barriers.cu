@@ -1,7 +1,7 @@
 // Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
 // whose trip count differs from block to block, a loop left by a uniform break after a barrier,
-// threads (part of a warp) returning before a barrier, and returning in two stages,
-// __syncthreads_count/_and/_or on a 2D
+// threads (part of a warp) returning before a barrier, and returning in two stages, more than
+// two dozen barriers and loops around them, __syncthreads_count/_and/_or on a 2D
 // block, a kernel's launch bounds far above the block it runs, and a thread's array kept across
 // a barrier. Expected values follow from the CUDA Programming Guide's definitions.
 #include "check.h"
@@ -70,6 +70,34 @@ __global__ void staged_returns(const int* in, int* out, int first_active, int se
   v = values[(t + 5) % second_active] + values[t];
   __syncthreads();
   out[blockIdx.x * blockDim.x + t] = v;
+}
+
+// More than two dozen barriers (a block function then runs its regions from one loop over the
+// threads), then two loops around barriers whose trip counts differ from block to block.
+__global__ void many_barriers(const int* in, int* out) {
+  __shared__ unsigned values[kThreads];
+  const int t = threadIdx.x;
+  unsigned v = in[blockIdx.x * blockDim.x + t];
+#pragma unroll
+  for (int step = 0; step < 13; ++step) {
+    values[t] = v;
+    __syncthreads();
+    v += values[(t + step + 1) % kThreads];
+    __syncthreads();
+  }
+  for (int trip = 0; trip < blockIdx.x % 4 + 1; ++trip) {
+    values[t] = v;
+    __syncthreads();
+    v ^= values[(t + 7) % kThreads];
+    __syncthreads();
+  }
+  for (int trip = 0; trip < blockIdx.x % 3 + 2; ++trip) {
+    values[t] = v;
+    __syncthreads();
+    v -= values[(t * 5) % kThreads];
+    __syncthreads();
+  }
+  out[blockIdx.x * blockDim.x + t] = static_cast<int>(v);
 }
 
 __global__ void barrier_votes(const int* in, int* out) {
@@ -203,6 +231,28 @@ int main() {
       if (out[b * kThreads + t] != want)
         FAIL("staged_returns block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], want);
     }
+  }
+
+  many_barriers<<<kBlocks, kThreads>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    std::vector<unsigned> v(in.begin() + b * kThreads, in.begin() + (b + 1) * kThreads), values;
+    for (int step = 0; step < 13; ++step) {
+      values = v;
+      for (int t = 0; t < kThreads; ++t) v[t] += values[(t + step + 1) % kThreads];
+    }
+    for (int trip = 0; trip < b % 4 + 1; ++trip) {
+      values = v;
+      for (int t = 0; t < kThreads; ++t) v[t] ^= values[(t + 7) % kThreads];
+    }
+    for (int trip = 0; trip < b % 3 + 2; ++trip) {
+      values = v;
+      for (int t = 0; t < kThreads; ++t) v[t] -= values[(t * 5) % kThreads];
+    }
+    for (int t = 0; t < kThreads; ++t)
+      if (out[b * kThreads + t] != static_cast<int>(v[t]))
+        FAIL("many_barriers block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], static_cast<int>(v[t]));
   }
 
   CHECK(cudaMemset(d_out, 0xff, n * sizeof(int)));
