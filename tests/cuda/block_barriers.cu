@@ -54,13 +54,21 @@ __global__ void early_return(const int* in, int* out, int active) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = values[active - 1 - threadIdx.x];
 }
 
-// Threads leave in two stages (mid-warp), each before a barrier, and those left trade values
-// across the barriers: after either stage some threads have finished while others wait.
+// After two dozen barriers (a block function then runs its regions from one loop over the
+// threads), threads leave in two stages (mid-warp), each before a barrier, and those left trade
+// values across the barriers: after either stage some threads have finished while others wait.
 __global__ void staged_returns(const int* in, int* out, int first_active, int second_active) {
   __shared__ int values[kThreads];
   const int t = threadIdx.x;
   values[t] = in[blockIdx.x * blockDim.x + t];
   __syncthreads();
+#pragma unroll
+  for (int step = 0; step < 12; ++step) {
+    const int next = values[(t + 1) % kThreads];
+    __syncthreads();
+    values[t] += next;
+    __syncthreads();
+  }
   if (t >= first_active) return;
   int v = values[first_active - 1 - t];
   __syncthreads();
@@ -224,8 +232,12 @@ int main() {
   CHECK_LAUNCH();
   CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
   for (int b = 0; b < kBlocks; ++b) {
-    std::vector<int> values(first_active);
-    for (int t = 0; t < first_active; ++t) values[t] = in[b * kThreads + first_active - 1 - t] * 3 + b;
+    std::vector<int> shared(in.begin() + b * kThreads, in.begin() + (b + 1) * kThreads), before, values(first_active);
+    for (int step = 0; step < 12; ++step) {
+      before = shared;
+      for (int t = 0; t < kThreads; ++t) shared[t] += before[(t + 1) % kThreads];
+    }
+    for (int t = 0; t < first_active; ++t) values[t] = shared[first_active - 1 - t] * 3 + b;
     for (int t = 0; t < kThreads; ++t) {
       const int want = t < second_active ? values[(t + 5) % second_active] + values[t] : -1;
       if (out[b * kThreads + t] != want)

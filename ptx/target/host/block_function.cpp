@@ -333,11 +333,17 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     go_to_region(next, apart);
   };
   // After a loop whose threads may part, the reading of where they stand is the same whichever
-  // region the loop ran: one reading serves them all. A copy after each such region, vectorised
-  // with the vectoriser's epilogue loops, made up a third of the block function of a libcublas
-  // trsm kernel with 38 of them.
+  // region the loop ran: past most_regions_inlined one reading serves them all. A copy after each
+  // such region, vectorised with the vectoriser's epilogue loops, made up a third of the block
+  // function of a libcublas trsm kernel with 38 of them. With fewer regions each keeps its own,
+  // as each keeps its switch (go_to_region).
   llvm::BasicBlock* reading = nullptr;
   auto read_where_threads_stand = [&] {
+    if (!one_loop) {
+      note_all_reached();
+      choose_next(mixed);
+      return;
+    }
     if (reading == nullptr) {
       llvm::IRBuilderBase::InsertPointGuard keep(builder);
       reading = llvm::BasicBlock::Create(context, "where_threads_stand", block);
