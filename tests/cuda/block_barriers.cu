@@ -1,7 +1,7 @@
 // Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
 // whose trip count differs from block to block, a loop left by a uniform break after a barrier,
-// threads (part of a warp) returning before a barrier, and returning in two stages, more than
-// two dozen barriers and loops around them, __syncthreads_count/_and/_or on a 2D
+// threads (part of a warp) returning before a barrier, or in two stages after two dozen
+// barriers, loops around barriers after two dozen more, __syncthreads_count/_and/_or on a 2D
 // block, a kernel's launch bounds far above the block it runs, and a thread's array kept across
 // a barrier. Expected values follow from the CUDA Programming Guide's definitions.
 #include "check.h"

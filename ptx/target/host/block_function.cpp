@@ -336,22 +336,20 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   // region the loop ran: past most_regions_inlined one reading serves them all. A copy after each
   // such region, vectorised with the vectoriser's epilogue loops, made up a third of the block
   // function of a libcublas trsm kernel with 38 of them. With fewer regions each keeps its own,
-  // as each keeps its switch (go_to_region).
+  // as it keeps its own switch (go_to_region).
   llvm::BasicBlock* reading = nullptr;
   auto read_where_threads_stand = [&] {
-    if (!one_loop) {
-      note_all_reached();
-      choose_next(mixed);
+    if (one_loop && reading != nullptr) {
+      builder.CreateBr(reading);
       return;
     }
-    if (reading == nullptr) {
-      llvm::IRBuilderBase::InsertPointGuard keep(builder);
+    if (one_loop) {
       reading = llvm::BasicBlock::Create(context, "where_threads_stand", block);
+      builder.CreateBr(reading);
       builder.SetInsertPoint(reading);
-      note_all_reached();
-      choose_next(mixed);
     }
-    builder.CreateBr(reading);
+    note_all_reached();
+    choose_next(mixed);
   };
   // Past most_regions_inlined the loops call the resumable function, and a loop of each region's
   // own would differ from the others in its resume point and range alone: one loop serves all
