@@ -434,7 +434,8 @@ class EntryReads {
 // the entry copy, the same address for every thread, so that what is computed from it is seen
 // to be uniform.
 // `thread_limit`: the most threads a block of the kernel may have; `other_bytes_per_thread`:
-// what the block keeps for each thread besides this storage. `entry_reads` receives, for each uniform slot, the blocks that read its entry copy.
+// what the block keeps for each thread besides this storage. `entry_reads` receives, for each
+// uniform slot, the blocks that read its entry copy.
 StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std::unordered_set<llvm::AllocaInst*>& uniform,
                                              uint32_t thread_limit, uint64_t other_bytes_per_thread,
                                              std::vector<std::unordered_set<const llvm::BasicBlock*>>& entry_reads) {
@@ -457,10 +458,14 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
     result.uniform_bytes += bytes_of(alloca);
   }
   result.uniform_bytes = (result.uniform_bytes + 15) / 16 * 16;
+  // Each alloca's place in a thread's part, counted in columns.
+  std::vector<uint64_t> columns_before;
   uint64_t size = 0;
   for (llvm::AllocaInst* alloca : allocas) {
     uint64_t alignment = alloca->getAlign().value();
-    size = (size + alignment - 1) / alignment * alignment + bytes_of(alloca);
+    size = (size + alignment - 1) / alignment * alignment;
+    columns_before.push_back(size);
+    size += bytes_of(alloca);
   }
   result.bytes_per_thread = (size + 15) / 16 * 16;
   // Columns as long as the kernel's thread limit put each of a thread's slots at a constant
@@ -488,16 +493,13 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
   llvm::Value* storage = function.getArg(2);
   llvm::Value* together = function.getArg(4);
   llvm::Value* per_thread = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, result.uniform_bytes, "per_thread_storage");
-  size = 0;
-  for (llvm::AllocaInst* alloca : allocas) {
-    uint64_t alignment = alloca->getAlign().value();
-    uint64_t bytes = bytes_of(alloca);
-    size = (size + alignment - 1) / alignment * alignment;
-    llvm::Value* offset = builder.CreateAdd(builder.CreateMul(columns, builder.getInt64(size)), builder.CreateMul(thread, builder.getInt64(bytes)));
+  for (size_t index = 0; index < allocas.size(); ++index) {
+    llvm::AllocaInst* alloca = allocas[index];
+    const uint64_t bytes = bytes_of(alloca), column = columns_before[index];
+    llvm::Value* offset = builder.CreateAdd(builder.CreateMul(columns, builder.getInt64(column)), builder.CreateMul(thread, builder.getInt64(bytes)));
     llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), per_thread, offset, alloca->getName());
-    size += bytes;
     if (auto found = uniform_offsets.find(alloca); found != uniform_offsets.end()) {
-      result.uniform_slots.push_back({found->second, size - bytes, bytes, {}});
+      result.uniform_slots.push_back({found->second, column, bytes, {}});
       llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".entry");
       const EntryReads reads(*alloca);
       std::unordered_set<const llvm::BasicBlock*>& reading = entry_reads.emplace_back();

@@ -277,6 +277,13 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     builder.CreateStore(linear, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, linear_index_offset));
     return builder.CreateZExt(linear, wide);
   };
+  // A thread's run of a region while the threads stand together; where it stopped is recorded
+  // in its resume point where `recorded`.
+  auto run_together = [&](const std::array<Value*, 3>& index, Value* resume_point, bool recorded) {
+    Value* linear = enter_linear(index);
+    Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, resume_point, builder.getTrue()}));
+    if (recorded) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
+  };
   auto* round = llvm::BasicBlock::Create(context, "round", block);
   auto* mixed = llvm::BasicBlock::Create(context, "threads_apart", block);
   auto* done = llvm::BasicBlock::Create(context, "all_finished", block);
@@ -379,12 +386,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     Value* rotation = rotates ? load_state(shared->rotation) : nullptr;
     emit_thread_loops(
         builder, {to, extent[1], extent[2]}, &accesses,
-        [&](const std::array<Value*, 3>& index) {
-          Value* linear = enter_linear(index);
-          Value* reached = accesses.tag(builder.CreateCall(kernel.function, {thread, parameters, storage, resume_point, builder.getTrue()}));
-          accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
-        },
-        from, rotation);
+        [&](const std::array<Value*, 3>& index) { run_together(index, resume_point, /*recorded=*/true); }, from, rotation);
     auto* nowhere = llvm::BasicBlock::Create(context, "no_region", block);
     shared->after = builder.CreateSwitch(resume_point, nowhere, static_cast<unsigned>(kernel.regions.size()));
     builder.SetInsertPoint(nowhere);
@@ -446,12 +448,9 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
       emit_thread_loops(
           builder, range, &accesses,
           [&](const std::array<Value*, 3>& index) {
-            Value* linear = enter_linear(index);
-            Value* reached = accesses.tag(
-                builder.CreateCall(kernel.function, {thread, parameters, storage, builder.getInt32(region.resume_point), builder.getTrue()}));
             // A region with one way out needs no record of where each thread went: the rounds,
             // which read the records, start only after a region whose threads may part.
-            if (region.exit != RegionExit::single) accesses.tag(builder.CreateStore(reached, builder.CreateGEP(i32, states, linear)));
+            run_together(index, builder.getInt32(region.resume_point), /*recorded=*/region.exit != RegionExit::single);
           },
           from, start_offset, shape);
     }
