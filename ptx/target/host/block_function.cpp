@@ -46,19 +46,17 @@ class ThreadLoopAccesses {
 
   // The loop id for a thread loop's back edge. A loop over the lanes of a warp must become one
   // vector of them (see warp_lanes.h): unrolled, it would not vectorise. A loop over a width of
-  // whole warps steps two vectors at a time, which divide a warp wherever its vectors are 16
-  // lanes or fewer (32-bit values in 512-bit registers): LLVM then sees that the vector loop
-  // leaves no threads over and deletes the epilogue loops it made for them. With its own choice
-  // of four vectors a block 96 wide would have needed them. Nor is it unrolled: a few dozen trips
-  // gain nothing from it (saxpy's compile 10.9 -> 10.0 ms of CPU, the benchmark suite as fast).
+  // whole warps steps one vector at a time (the vectoriser does not interleave: optimizer.cpp),
+  // which divides a warp wherever its vectors are 32 lanes or fewer: LLVM then sees that the
+  // vector loop leaves no threads over. Two vectors a step, as once asked for here, made the
+  // benchmark suite's kernels no faster (five alternations) and saxpy's code 482 bytes instead
+  // of 395. Nor is it unrolled: a few dozen trips gain nothing from it (saxpy's compile 10.9 ->
+  // 10.0 ms of CPU, the benchmark suite as fast).
   llvm::MDNode* loop_id(llvm::LLVMContext& context, XLoop shape) const {
     auto* i32 = llvm::Type::getInt32Ty(context);
     std::vector<llvm::Metadata*> options{llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.parallel_accesses"), group_})};
-    if (shape == XLoop::whole_warps) {
-      options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.interleave.count"),
-                                                    llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, 2))}));
+    if (shape == XLoop::whole_warps)
       options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
-    }
     if (shape == XLoop::by_lanes) {
       options.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
                                                     llvm::ConstantAsMetadata::get(llvm::ConstantInt::getTrue(context))}));
