@@ -114,8 +114,9 @@ void emit_thread_loops(llvm::IRBuilder<>& builder, const std::array<Value*, 3>& 
   // took 5.7% fewer instructions (valgrind), mma_numerics.cu's 1.2%, 16 saxpy kernels' 2.9%; of
   // the objects of those, the benchmark suite's and a 1.8 MB libcusparse module, only the
   // rotating kernels' changed, and the suite's kernels ran as fast (eight alternating runs).
-  // The loop over y is left to them: rolled too, the suite's transpose took 1.57 ms instead of
-  // 1.39 (medians of eight).
+  // The loop over y is left to them, which unroll it only where its trip count is known (no
+  // unrolling at run time: optimizer.cpp): kept rolled too, the suite's transpose took 1.57 ms
+  // instead of 1.39 (medians of eight).
   Value* zero = builder.getInt32(0);
   Value* begin = x_begin != nullptr ? x_begin : zero;
   Loop z = open("z", zero, extent[2]);

@@ -81,6 +81,7 @@ llvm::FunctionPassManager simplification() {
 // benchmark suite's first launches, which wait for that compile, took up to a third less time
 // (block_scan 39 -> 30 ms, barrier_loop 79 -> 53); its kernels ran as fast (two runs of five
 // alternations: every kernel within the noise of reduce_shuffle, whose object did not change).
+// The epilogue's setting is process-wide: it reaches the AMDGPU pipeline in the same process too.
 llvm::LoopVectorizeOptions vectorize_options() {
   static std::once_flag done;
   std::call_once(done, [] { set_code_generation_option("enable-epilogue-vectorization", "false"); });
