@@ -18,12 +18,22 @@ constexpr size_t minimum_share_statements = 1000;
 // What a statement costs to compile, in plain statements. A warp collective or a matrix
 // instruction on the host is an exchange among a warp's lanes, compiled both as vectors of 32
 // lanes and as a loop over threads through memory: tests/cuda/whole_warps.cu, 511 statements
-// of which 50 shuffles, votes and matches, takes as long at -O3 as some 15 000 plain ones.
+// of which 50 shuffles, votes and matches, takes as long at -O3 as some 15 000 plain ones. A
+// block barrier starts a region, which the host's block function runs in loops over the block's
+// threads of its own (block_function.cpp): in the nvcc corpus a barrier took as long as 30 to 70
+// plain statements. Weighed so, the benchmark suite's module (819 statements, 35 barriers) and
+// tests/cuda/block_barriers.cu's (895, 92) compile in shares on two threads: 215 -> 151 and 269
+// -> 176 ms (`perf stat -r 5 xcuda compile --target host --whole-warp-blocks`).
 size_t compile_cost(const Statement& statement) {
   static const std::unordered_set<std::string_view> lane_exchanges = {"shfl", "vote", "match", "redux", "mma",
                                                                       "wmma", "ldmatrix", "stmatrix", "wgmma"};
   const auto* instruction = std::get_if<Instruction>(&statement);
-  return instruction != nullptr && lane_exchanges.contains(instruction->opcode) ? 300 : 1;
+  if (instruction == nullptr) return 1;
+  if (lane_exchanges.contains(instruction->opcode)) return 300;
+  const bool warp_barrier = std::any_of(instruction->modifiers.begin(), instruction->modifiers.end(),
+                                        [](const Modifier& modifier) { return modifier.word == "warp"; });
+  if ((instruction->opcode == "bar" || instruction->opcode == "barrier") && !warp_barrier) return 50;
+  return 1;
 }
 
 // Every name a statement mentions: operands (a call's callee and a function's address taken by

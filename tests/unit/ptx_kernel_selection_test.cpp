@@ -60,6 +60,20 @@ TEST(KernelShares, WarpShufflesWeighMoreThanTheirCount) {
   EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
 }
 
+// Each block barrier starts a region the host runs in loops over the block's threads of its own:
+// twenty of them weigh as much as a thousand additions. A warp's barrier starts none.
+TEST(KernelShares, BlockBarriersWeighMoreThanTheirCount) {
+  auto synchronising = [](const std::string& name, const std::string& barrier) {
+    std::string text = ".visible .entry " + name + "()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\n";
+    for (int index = 0; index < 20; ++index) text += "  " + barrier + ";\n  add.u32 %r1, %r1, 1;\n";
+    return text + "  ret;\n}\n";
+  };
+  Module blocks = parsed(header() + synchronising("first", "bar.sync 0") + synchronising("second", "barrier.sync.aligned 0"));
+  EXPECT_EQ(share_out_kernels(blocks, 2).size(), 2u);
+  Module warps = parsed(header() + synchronising("first", "bar.warp.sync -1") + synchronising("second", "bar.warp.sync -1"));
+  EXPECT_EQ(share_out_kernels(warps, 2).size(), 1u);
+}
+
 TEST(KernelShares, NoMoreSharesThanThreadsOrKernels) {
   Module module = parsed(header() + kernel("first", 3000) + kernel("second", 3000) + kernel("third", 3000));
   EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
