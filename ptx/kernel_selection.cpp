@@ -9,10 +9,13 @@ namespace xcuda::ptx {
 namespace {
 
 // Below this many statements a share costs more than its thread saves: each share parses the
-// text its kernels reach again and defines the runtime's services again, about 15 ms of work,
-// and -O3 compiles some 10 000 statements a second (a 1.8 MB libcusparse module, one thread).
-// tests/cuda/mma_numerics.cu's module (7 kernels; six mma.sync, weighed as below) compiled in
-// 0.136 s in two shares, 0.228 s in one.
+// text its kernels reach again, defines the runtime's services and compiles the helpers its
+// kernels call again (tests/cuda/whole_warps.cu on one thread: 110 ms of CPU in one share, 121 in
+// five), and -O3 compiles some 10 000 statements a second (a 1.8 MB libcusparse module, one
+// thread). tests/cuda/mma_numerics.cu's module (7 kernels; six mma.sync, weighed as below)
+// compiled in 0.136 s in two shares, 0.228 s in one. At 500 or 250, modules of barrier kernels
+// took 10-25% less wall-clock time in more shares, but mma_numerics.cu's 5-13% more (0.068 ->
+// 0.072 and 0.077 s, `perf stat -r 5 xcuda compile --target host --whole-warp-blocks`, twice).
 constexpr size_t minimum_share_statements = 1000;
 
 // What a statement costs to compile, in plain statements. A warp collective or a matrix
