@@ -57,7 +57,7 @@ struct Compilation {
   ModuleInfo info;
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> ir;
-  std::unique_ptr<llvm::TargetMachine> machine;
+  std::shared_ptr<llvm::TargetMachine> machine;
   std::vector<uint8_t> object;
 };
 
@@ -138,7 +138,7 @@ void host_block_functions(Compilation& compilation) {
 }
 
 void host_target_machine(Compilation& compilation) {
-  compilation.machine = host::create_target_machine(compilation.options.optimization_level, compilation.diagnostics);
+  compilation.machine = host::target_machine(compilation.options.optimization_level, compilation.diagnostics);
   if (compilation.machine == nullptr) return;
   compilation.ir->setTargetTriple(compilation.machine->getTargetTriple().str());
   compilation.ir->setDataLayout(compilation.machine->createDataLayout());

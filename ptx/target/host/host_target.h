@@ -54,8 +54,10 @@ inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-onl
 std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& module, const std::unordered_map<std::string, uint32_t>& thread_limits,
                                                                bool vectorised, bool whole_warp_blocks, DiagnosticSink& diagnostics);
 
-// nullptr and a diagnostic when the host has no usable LLVM target.
-std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics);
+// The host's TargetMachine for `optimization_level`: one per thread and code generation level,
+// made by the thread's first compile and kept for its later ones. nullptr and a diagnostic when
+// the host has no usable LLVM target.
+std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, DiagnosticSink& diagnostics);
 
 // `whole_warp_blocks`: as CompileOptions says, on the host at -O2 and -O3. `cancelled`, when
 // given and true, skips the passes not yet run that LLVM may skip.

@@ -13,7 +13,7 @@
 
 namespace xcuda::ptx::host {
 
-std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_level, DiagnosticSink& diagnostics) {
+std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, DiagnosticSink& diagnostics) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -34,6 +34,29 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
     // sm_90 modules of the nvcc corpus, one object changed (early_exit_collectives, by 64 bytes).
     set_code_generation_option("disable-x86-domain-reassignment", "true");
   });
+  // Asking the CPU (cpuid, which a virtual machine's hypervisor answers) and expanding each of
+  // its features into what it implies took 1-2 ms for every machine made (tests/cuda/
+  // mma_numerics.cu on one thread in seven shares against one: SetImpliedBits and
+  // getHostCPUFeatures the most grown functions, `perf record`): once per process then, and a
+  // machine kept for every later compile on its thread. `xcuda precompile` of 40 test programs
+  // (102 compile units, two threads) took 1.80-1.99 s of CPU instead of 2.04-2.08, 1.02-1.09 s
+  // of wall-clock time instead of 1.13-1.16; whole_warps.cu's module, in five shares, 79-80 ms
+  // instead of 83-84 (`perf stat -r 10 xcuda compile --target host --whole-warp-blocks`).
+  static const std::string cpu = llvm::sys::getHostCPUName().str();
+  static const std::string features = [] {
+    llvm::SubtargetFeatures host;
+    for (const auto& feature : llvm::sys::getHostCPUFeatures()) host.AddFeature(feature.first(), feature.second);
+    return host.getString();
+  }();
+  // The first tier (level 1) selects instructions the fast way: most of the time of code
+  // generation goes to the DAG instruction selector and the greedy register allocator. The
+  // others stop short of Default, which adds the post-register-allocation scheduler: its time
+  // grows with the square of a block's length, and a block function's vector code makes long
+  // blocks (two thirds of the code generation of tests/cuda/whole_warps.cu, for the same object).
+  const bool quick = optimization_level <= 1;
+  thread_local std::shared_ptr<llvm::TargetMachine> machines[2];
+  std::shared_ptr<llvm::TargetMachine>& machine = machines[quick ? 0 : 1];
+  if (machine != nullptr) return machine;
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -41,17 +64,9 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(int optimization_leve
     diagnostics.error(SourceLocation{0, 0}, "no LLVM target for the host (" + triple + "): " + error);
     return nullptr;
   }
-  llvm::SubtargetFeatures features;
-  for (const auto& feature : llvm::sys::getHostCPUFeatures()) features.AddFeature(feature.first(), feature.second);
-  // The first tier (level 1) selects instructions the fast way: most of the time of code
-  // generation goes to the DAG instruction selector and the greedy register allocator. The
-  // others stop short of Default, which adds the post-register-allocation scheduler: its time
-  // grows with the square of a block's length, and a block function's vector code makes long
-  // blocks (two thirds of the code generation of tests/cuda/whole_warps.cu, for the same object).
-  auto level = optimization_level <= 1 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Less;
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), llvm::TargetOptions(), llvm::Reloc::PIC_,
-      llvm::CodeModel::Small, level));
+  machine.reset(target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_, llvm::CodeModel::Small,
+                                            quick ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Less));
+  return machine;
 }
 
 }  // namespace xcuda::ptx::host
