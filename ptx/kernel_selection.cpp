@@ -15,7 +15,8 @@ namespace {
 // thread). tests/cuda/mma_numerics.cu's module (7 kernels; six mma.sync, weighed as below)
 // compiled in 0.136 s in two shares, 0.228 s in one. At 500 or 250, modules of barrier kernels
 // took 10-25% less wall-clock time in more shares, but mma_numerics.cu's 5-13% more (0.068 ->
-// 0.072 and 0.077 s, `perf stat -r 5 xcuda compile --target host --whole-warp-blocks`, twice).
+// 0.072 and 0.077 s, `perf stat -r 5 xcuda compile --target host --whole-warp-blocks`, twice;
+// with each thread's target machine kept, 0.065 -> 0.066-0.068 and 0.071-0.073).
 constexpr size_t minimum_share_statements = 1000;
 
 // What a statement costs to compile, in plain statements. A warp collective or a matrix

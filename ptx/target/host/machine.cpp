@@ -33,6 +33,9 @@ std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, Diag
     // libcusparse module's, and changed none of their objects, nor whole_warps.cu's; of the 45
     // sm_90 modules of the nvcc corpus, one object changed (early_exit_collectives, by 64 bytes).
     set_code_generation_option("disable-x86-domain-reassignment", "true");
+    // Nor a vectorised epilogue after a vectorised loop over threads (optimizer.cpp says why),
+    // process-wide as well.
+    set_code_generation_option("enable-epilogue-vectorization", "false");
   });
   // Asking the CPU (cpuid, which a virtual machine's hypervisor answers) and expanding each of
   // its features into what it implies took 1-2 ms for every machine made (tests/cuda/

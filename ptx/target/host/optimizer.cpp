@@ -1,5 +1,3 @@
-#include <mutex>
-
 #include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/LLVMContext.h>
@@ -25,7 +23,6 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "lower/compiler_loops.h"
-#include "target/object_file.h"
 #include "target/host/address_arithmetic.h"
 #include "target/host/block_local_atomics.h"
 #include "target/host/host_target.h"
@@ -74,19 +71,15 @@ llvm::FunctionPassManager simplification() {
 
 // The vectoriser widens a loop over a block's threads once: without interleaving (a main loop
 // taking four vectors of threads a step) and without a vectorised epilogue (a loop 8 lanes wide
-// after the main loop's 16), each one more copy of a region's body. Without them the barrier
-// kernels of the nvcc corpus compiled in 15-25% less CPU time (`perf stat -r 3 xcuda compile
-// --target host -j 1 --whole-warp-blocks`: guarded_regions.cu 166 -> 125 ms, block_barriers.cu
-// 339 -> 253, the benchmark suite's module 254 -> 206 and its text 42 -> 27 KB), and the
-// benchmark suite's first launches, which wait for that compile, took up to a third less time
-// (block_scan 39 -> 30 ms, barrier_loop 79 -> 53); its kernels ran as fast (two runs of five
-// alternations: every kernel within the noise of reduce_shuffle, whose object did not change).
-// The epilogue's setting is process-wide: it reaches the AMDGPU pipeline in the same process too.
-llvm::LoopVectorizeOptions vectorize_options() {
-  static std::once_flag done;
-  std::call_once(done, [] { set_code_generation_option("enable-epilogue-vectorization", "false"); });
-  return llvm::LoopVectorizeOptions().setInterleaveOnlyWhenForced(true);
-}
+// after the main loop's 16; LLVM's option, which machine.cpp sets), each one more copy of a
+// region's body. Without them the barrier kernels of the nvcc corpus compiled in 15-25% less CPU
+// time (`perf stat -r 3 xcuda compile --target host -j 1 --whole-warp-blocks`: guarded_regions.cu
+// 166 -> 125 ms, block_barriers.cu 339 -> 253, the benchmark suite's module 254 -> 206 and its
+// text 42 -> 27 KB), and the benchmark suite's first launches, which wait for that compile, took
+// up to a third less time (block_scan 39 -> 30 ms, barrier_loop 79 -> 53); its kernels ran as
+// fast (two runs of five alternations: every kernel within the noise of reduce_shuffle, whose
+// object did not change).
+const llvm::LoopVectorizeOptions vectorize_once = llvm::LoopVectorizeOptions().setInterleaveOnlyWhenForced(true);
 
 template <typename... Passes>
 auto loop_passes(bool memory_ssa, Passes&&... passes) {
@@ -179,7 +172,7 @@ llvm::FunctionPassManager optimization(bool fallback) {
   // Peeling leaves loops that do nothing; deleting them keeps the vectoriser off them.
   function.addPass(loop_passes(/*memory_ssa=*/false, llvm::LoopRotatePass(), llvm::LoopDeletionPass()));
   function.addPass(NarrowLaneIndices());
-  if (!fallback) function.addPass(llvm::LoopVectorizePass(vectorize_options()));
+  if (!fallback) function.addPass(llvm::LoopVectorizePass(vectorize_once));
   combine_instructions(function);
   function.addPass(llvm::SimplifyCFGPass());
   // Unrolling without runtime unrolling: a loop whose trip count only the launch tells, a
