@@ -198,7 +198,12 @@ void host_compile_in_shares(Compilation& compilation) {
     for (KernelInfo& kernel : result.module.kernels) kernels[kernel.name] = std::move(kernel);
   }
   if (compilation.diagnostics.has_errors()) return;
-  compilation.object = link_objects(objects, {"-r"}, "the module's shares", compilation.diagnostics);
+  // On one thread: lld's pool of threads, started for each link, cost more work than it saved
+  // on small modules (`perf stat -r 20 xcuda compile --target host --whole-warp-blocks`, three
+  // alternations: tests/cuda/mma_numerics.cu's 102-108 -> 100-101 ms of CPU, whole_warps.cu's
+  // 137-143 -> 132-134; wall-clock time within 1 ms). A 1.8 MB libcusparse module linked as
+  // fast; the largest, a 31 MB one, in 48-49 ms instead of 36-42, a trifle beside its compile.
+  compilation.object = link_objects(objects, {"-r", "--threads=1"}, "the module's shares", compilation.diagnostics);
   // Each share describes its kernels as it compiled them (the stack its block function needs).
   for (KernelInfo& kernel : compilation.info.kernels) kernel = std::move(kernels.at(kernel.name));
   compilation.finished = true;
