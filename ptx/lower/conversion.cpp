@@ -167,7 +167,7 @@ void lower_widening(FunctionLowering& lowering, const Instruction& instruction, 
   llvm::Value* packed = lowering.read(instruction.operands[1], bits_of_width(std::max(width, 8u)));
   packed = builder.CreateTrunc(packed, builder.getIntNTy(width));
   llvm::Value* pair = builder.CreateBitCast(packed, llvm::FixedVectorType::get(builder.getIntNTy(format.storage_bits), 2));
-  llvm::Value* value = widen_from_narrow(lowering, pair, format);
+  llvm::Value* value = widen_from_narrow(lowering.builder(), pair, format);
   llvm::Value* bits = round_to_narrow(lowering, value, f16_format, {Rounding::rn, false, has_word(qualifiers, "relu"), NanRule::canonical});
   lowering.write(instruction.operands[0], builder.CreateBitCast(bits, builder.getInt32Ty()), ScalarType::b32);
 }

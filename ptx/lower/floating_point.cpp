@@ -251,8 +251,7 @@ llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, con
   return builder.CreateZExtOrTrunc(code, stored);
 }
 
-llvm::Value* widen_from_narrow(FunctionLowering& lowering, llvm::Value* bits, const NarrowFormat& format) {
-  auto& builder = lowering.builder();
+llvm::Value* widen_from_narrow(llvm::IRBuilder<>& builder, llvm::Value* bits, const NarrowFormat& format) {
   llvm::Type* word = shaped(bits->getType(), builder.getInt32Ty());
   llvm::Type* single = shaped(bits->getType(), builder.getFloatTy());
   auto word_constant = [&](uint32_t constant) { return llvm::ConstantInt::get(word, constant); };

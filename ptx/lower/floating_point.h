@@ -70,7 +70,7 @@ struct NarrowRounding {
 llvm::Value* round_to_narrow(FunctionLowering& lowering, llvm::Value* value, const NarrowFormat& format,
                              NarrowRounding rounding);
 // The value of stored bits of `format` (integer or vector of integers) as f32; exact.
-llvm::Value* widen_from_narrow(FunctionLowering& lowering, llvm::Value* bits, const NarrowFormat& format);
+llvm::Value* widen_from_narrow(llvm::IRBuilder<>& builder, llvm::Value* bits, const NarrowFormat& format);
 
 // f16, bf16 and their packed pairs compute in f32 (f64 for fma), which holds them exactly:
 // widen_half widens a 16-bit float value or vector, narrow_half rounds an f32 or f64 result

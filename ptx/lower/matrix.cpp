@@ -78,7 +78,7 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
 std::pair<Value*, Value*> dot_rows(FunctionLowering& lowering, llvm::AllocaInst* a_matrix, llvm::AllocaInst* b_matrix, Value* row,
                                    Value* column, uint32_t k) {
   auto& builder = lowering.builder();
-  return {array_element(lowering, a_matrix, builder.CreateMul(row, builder.getInt32(k))), array_element(lowering, b_matrix, column)};
+  return {array_element(builder, a_matrix, builder.CreateMul(row, builder.getInt32(k))), array_element(builder, b_matrix, column)};
 }
 
 // mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c.
@@ -406,7 +406,7 @@ void lower_ldmatrix(FunctionLowering& lowering, const Instruction& instruction) 
   }
   Value* lane = lane_id(lowering);
   // Lanes without a row read zeros from their own storage instead of an address they did not give.
-  llvm::AllocaInst* nothing = thread_array(lowering, builder.getInt64Ty(), 2);
+  llvm::AllocaInst* nothing = thread_array(builder, builder.getInt64Ty(), 2);
   builder.CreateStore(llvm::ConstantAggregateZero::get(nothing->getAllocatedType()), nothing);
   Value* pointer = builder.CreateSelect(addresses_row(lowering, lane, access->count),
                                         lowering.address(instruction.operands[1], instruction.qualifiers.space), nothing);
@@ -426,8 +426,8 @@ void lower_ldmatrix(FunctionLowering& lowering, const Instruction& instruction) 
       Value* first = nullptr;
       uint32_t step = 0;
       pair_of_lane(lowering, own_lane, index, access->transposed, first, step);
-      Value* low = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, first));
-      Value* high = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, builder.CreateAdd(first, builder.getInt32(step))));
+      Value* low = builder.CreateLoad(builder.getInt16Ty(), array_element(builder, matrices, first));
+      Value* high = builder.CreateLoad(builder.getInt16Ty(), array_element(builder, matrices, builder.CreateAdd(first, builder.getInt32(step))));
       Value* word = builder.CreateOr(builder.CreateZExt(low, builder.getInt32Ty()), builder.CreateShl(builder.CreateZExt(high, builder.getInt32Ty()), 16));
       packed = builder.CreateInsertValue(packed, word, index);
     }
@@ -465,7 +465,7 @@ void lower_stmatrix(FunctionLowering& lowering, const Instruction& instruction) 
     Value* held_row = access->transposed ? builder.getInt32(column) : row;
     Value* held_column = access->transposed ? row : builder.getInt32(column);
     Value* index = builder.CreateAdd(builder.CreateShl(builder.CreateAdd(builder.CreateShl(matrix, 3), held_row), 3), held_column);
-    Value* element = builder.CreateLoad(builder.getInt16Ty(), array_element(lowering, matrices, index));
+    Value* element = builder.CreateLoad(builder.getInt16Ty(), array_element(builder, matrices, index));
     builder.CreateAlignedStore(element, builder.CreateConstGEP1_64(builder.getInt8Ty(), pointer, column * 2), llvm::Align(2));
   }
   builder.CreateBr(done);

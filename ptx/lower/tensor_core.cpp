@@ -37,14 +37,13 @@ std::optional<Element> element_named(std::string_view name) {
   return std::nullopt;
 }
 
-llvm::AllocaInst* thread_array(FunctionLowering& lowering, llvm::Type* element, uint32_t count) {
-  llvm::BasicBlock& entry = lowering.builder().GetInsertBlock()->getParent()->getEntryBlock();
-  llvm::IRBuilder<> builder(&entry, entry.begin());
-  return builder.CreateAlloca(llvm::ArrayType::get(element, count));
+llvm::AllocaInst* thread_array(llvm::IRBuilder<>& builder, llvm::Type* element, uint32_t count) {
+  llvm::BasicBlock& entry = builder.GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> entry_builder(&entry, entry.begin());
+  return entry_builder.CreateAlloca(llvm::ArrayType::get(element, count));
 }
 
-Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, Value* index) {
-  auto& builder = lowering.builder();
+Value* array_element(llvm::IRBuilder<>& builder, llvm::AllocaInst* array, Value* index) {
   return builder.CreateGEP(array->getAllocatedType(), array, {builder.getInt32(0), index});
 }
 
@@ -101,7 +100,7 @@ std::vector<llvm::AllocaInst*> place_fragments(FunctionLowering& lowering, std::
   auto& builder = lowering.builder();
   std::vector<llvm::AllocaInst*> matrices;
   for (const Fragment& fragment : fragments)
-    matrices.push_back(thread_array(lowering, builder.getIntNTy(fragment.bits), fragment.rows * fragment.columns));
+    matrices.push_back(thread_array(builder, builder.getIntNTy(fragment.bits), fragment.rows * fragment.columns));
   std::vector<Word> words = words_of(fragments);
   // The place in its matrix of each element of each lane's word, lane by lane.
   std::vector<llvm::GlobalVariable*> places;
@@ -128,7 +127,7 @@ std::vector<llvm::AllocaInst*> place_fragments(FunctionLowering& lowering, std::
         Value* place = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(places[index]->getValueType(), places[index], {builder.getInt32(0), entry}));
         uint32_t shift = element / per_register * word.register_bits() + element % per_register * word.fragment.bits;
         builder.CreateStore(builder.CreateTrunc(builder.CreateLShr(offered, shift), builder.getIntNTy(word.fragment.bits)),
-                            array_element(lowering, matrices[word.index], builder.CreateZExt(place, builder.getInt32Ty())));
+                            array_element(builder, matrices[word.index], builder.CreateZExt(place, builder.getInt32Ty())));
       }
     }
   });
@@ -158,8 +157,7 @@ struct Term {
   Value* exponent;  // i32
 };
 
-Term decode(FunctionLowering& lowering, Value* bits, Element element) {
-  auto& builder = lowering.builder();
+Term decode(llvm::IRBuilder<>& builder, Value* bits, Element element) {
   Value* value = nullptr;
   uint32_t fraction_bits = 23, bias = 127, field_mask = 0xFF;
   switch (element) {
@@ -177,10 +175,10 @@ Term decode(FunctionLowering& lowering, Value* bits, Element element) {
       value = builder.CreateBitCast(bits, builder.getFloatTy());
       break;
     case Element::e4m3:
-      value = widen_from_narrow(lowering, bits, e4m3_format);
+      value = widen_from_narrow(builder, bits, e4m3_format);
       break;
     case Element::e5m2:
-      value = widen_from_narrow(lowering, bits, e5m2_format);
+      value = widen_from_narrow(builder, bits, e5m2_format);
       break;
     default:
       value = builder.CreateBitCast(bits, builder.getFloatTy());
@@ -199,8 +197,7 @@ Term decode(FunctionLowering& lowering, Value* bits, Element element) {
 }
 
 // 2^exponent as a double, for exponents within the double's normal range.
-Value* power_of_two(FunctionLowering& lowering, Value* exponent) {
-  auto& builder = lowering.builder();
+Value* power_of_two(llvm::IRBuilder<>& builder, Value* exponent) {
   Value* field = builder.CreateZExt(builder.CreateAdd(exponent, builder.getInt32(1023)), builder.getInt64Ty());
   return builder.CreateBitCast(builder.CreateShl(field, 52), builder.getDoubleTy());
 }
@@ -215,8 +212,7 @@ constexpr uint32_t max_terms = 32;
 
 // `exact` truncated toward zero to .f32, as bits; a magnitude beyond .f32's range becomes
 // infinite.
-Value* truncate_to_single(FunctionLowering& lowering, Value* exact) {
-  auto& builder = lowering.builder();
+Value* truncate_to_single(llvm::IRBuilder<>& builder, Value* exact) {
   // Round to nearest, then step back toward zero where that rounded away.
   Value* nearest = builder.CreateFPTrunc(exact, builder.getFloatTy());
   Value* nearest_bits = builder.CreateBitCast(nearest, builder.getInt32Ty());
@@ -231,11 +227,11 @@ Value* truncate_to_single(FunctionLowering& lowering, Value* exact) {
 // a value.
 struct Carried {
   llvm::AllocaInst* slot;
-  Carried(FunctionLowering& lowering, Value* initial) : slot(thread_array(lowering, initial->getType(), 1)) {
-    lowering.builder().CreateStore(initial, slot);
+  Carried(llvm::IRBuilder<>& builder, Value* initial) : slot(thread_array(builder, initial->getType(), 1)) {
+    builder.CreateStore(initial, slot);
   }
-  Value* get(FunctionLowering& lowering) const { return lowering.builder().CreateLoad(slot->getAllocatedType()->getArrayElementType(), slot); }
-  void set(FunctionLowering& lowering, Value* value) const { lowering.builder().CreateStore(value, slot); }
+  Value* get(llvm::IRBuilder<>& builder) const { return builder.CreateLoad(slot->getAllocatedType()->getArrayElementType(), slot); }
+  void set(llvm::IRBuilder<>& builder, Value* value) const { builder.CreateStore(value, slot); }
 };
 
 // A dot product's products, each exact as a double.
@@ -255,23 +251,22 @@ Value* weighed_exponent(llvm::IRBuilder<>& builder, Value* value, Value* exponen
 // added exactly (each is an integer below 2^27 once scaled, so their order does not matter). The
 // terms are `extra` and the products for which `included(index)` (an i1; all of them without
 // it), whose largest weighed exponent is `largest`.
-Value* aligned_sum(FunctionLowering& lowering, const Products& products, const std::function<Value*(Value*)>& included,
+Value* aligned_sum(llvm::IRBuilder<>& builder, const Products& products, const std::function<Value*(Value*)>& included,
                    Value* largest, std::span<const Term> extra) {
-  auto& builder = lowering.builder();
   for (const Term& term : extra)
     largest = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, largest, weighed_exponent(builder, term.value, term.exponent));
   largest = builder.CreateSelect(builder.CreateICmpEQ(largest, builder.getInt32(no_exponent)), builder.getInt32(0), largest);
-  Value* scale = power_of_two(lowering, builder.CreateSub(builder.getInt32(alignment_bits), largest));
+  Value* scale = power_of_two(builder, builder.CreateSub(builder.getInt32(alignment_bits), largest));
   auto truncated = [&](Value* value) { return builder.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, builder.CreateFMul(value, scale)); };
   Value* extra_sum = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
   for (const Term& term : extra) extra_sum = builder.CreateFAdd(extra_sum, truncated(term.value));
-  Carried sum(lowering, extra_sum);
+  Carried sum(builder, extra_sum);
   counted_loop(builder, products.count, [&](Value* index) {
-    Value* so_far = sum.get(lowering);
-    Value* added = builder.CreateFAdd(so_far, truncated(builder.CreateLoad(builder.getDoubleTy(), array_element(lowering, products.values, index))));
-    sum.set(lowering, included ? builder.CreateSelect(included(index), added, so_far) : added);
+    Value* so_far = sum.get(builder);
+    Value* added = builder.CreateFAdd(so_far, truncated(builder.CreateLoad(builder.getDoubleTy(), array_element(builder, products.values, index))));
+    sum.set(builder, included ? builder.CreateSelect(included(index), added, so_far) : added);
   });
-  return builder.CreateFMul(sum.get(lowering), power_of_two(lowering, builder.CreateSub(largest, builder.getInt32(alignment_bits))));
+  return builder.CreateFMul(sum.get(builder), power_of_two(builder, builder.CreateSub(largest, builder.getInt32(alignment_bits))));
 }
 
 }  // namespace
@@ -292,37 +287,36 @@ Value* aligned_sum(FunctionLowering& lowering, const Products& products, const s
 // 460 instructions after optimisation (97 as loops), and the FP8 m16n8k32 conformance case
 // compiled in 139 ms rather than 100; the loops run as fast (an m16n8k16 .f16 mma.sync 200 times
 // in a loop by 2048 threads: 75 and 74 ms).
-Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, Value* k, Value* c, Element a_type, Element b_type,
+Value* tensor_core_dot(llvm::IRBuilder<>& builder, const DotTerms& terms, Value* k, Value* c, Element a_type, Element b_type,
                        Element accumulator) {
-  auto& builder = lowering.builder();
   bool separate_accumulator = is_eight_bit_float(a_type);
-  Term accumulated = decode(lowering, c, accumulator);
+  Term accumulated = decode(builder, c, accumulator);
   Value* zero = llvm::ConstantFP::get(builder.getDoubleTy(), 0.0);
   // What IEEE addition of the exact products, in order, gives, whether every term is zero, and
   // the largest weighed exponent among the products of each pass (FP8 has two).
-  Carried naive(lowering, builder.CreateFAdd(llvm::ConstantFP::getNegativeZero(builder.getDoubleTy()), accumulated.value));
-  Carried all_zero(lowering, builder.CreateFCmpOEQ(accumulated.value, zero));
-  Carried first_largest(lowering, builder.getInt32(no_exponent)), second_largest(lowering, builder.getInt32(no_exponent));
+  Carried naive(builder, builder.CreateFAdd(llvm::ConstantFP::getNegativeZero(builder.getDoubleTy()), accumulated.value));
+  Carried all_zero(builder, builder.CreateFCmpOEQ(accumulated.value, zero));
+  Carried first_largest(builder, builder.getInt32(no_exponent)), second_largest(builder, builder.getInt32(no_exponent));
   auto in_second_pass = [&](Value* index) {
     return separate_accumulator ? builder.CreateICmpNE(builder.CreateAnd(index, 2), builder.getInt32(0)) : builder.getFalse();
   };
   auto* constant_k = llvm::dyn_cast<llvm::ConstantInt>(k);
-  Products products{thread_array(lowering, builder.getDoubleTy(), constant_k ? constant_k->getZExtValue() : max_terms), k};
+  Products products{thread_array(builder, builder.getDoubleTy(), constant_k ? constant_k->getZExtValue() : max_terms), k};
   counted_loop(builder, k, [&](Value* index) {
     auto input = [&](Value* array, Value* element_index, Element element) {
       llvm::Type* type = builder.getIntNTy(element_bits(element));
-      return decode(lowering, builder.CreateLoad(type, builder.CreateGEP(type, array, element_index)), element);
+      return decode(builder, builder.CreateLoad(type, builder.CreateGEP(type, array, element_index)), element);
     };
     Term left = input(terms.a, index, a_type);
     Term right = input(terms.b, builder.CreateMul(index, builder.getInt32(terms.b_stride)), b_type);
     Value* product = builder.CreateFMul(left.value, right.value);
     Value* exponent = weighed_exponent(builder, product, builder.CreateAdd(left.exponent, right.exponent));
-    builder.CreateStore(product, array_element(lowering, products.values, index));
-    naive.set(lowering, builder.CreateFAdd(naive.get(lowering), product));
-    all_zero.set(lowering, builder.CreateAnd(all_zero.get(lowering), builder.CreateFCmpOEQ(product, zero)));
+    builder.CreateStore(product, array_element(builder, products.values, index));
+    naive.set(builder, builder.CreateFAdd(naive.get(builder), product));
+    all_zero.set(builder, builder.CreateAnd(all_zero.get(builder), builder.CreateFCmpOEQ(product, zero)));
     auto count = [&](const Carried& largest, Value* counted) {
-      Value* so_far = largest.get(lowering);
-      largest.set(lowering, builder.CreateSelect(counted, builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, so_far, exponent), so_far));
+      Value* so_far = largest.get(builder);
+      largest.set(builder, builder.CreateSelect(counted, builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, so_far, exponent), so_far));
     };
     Value* second = in_second_pass(index);
     count(first_largest, builder.CreateNot(second));
@@ -334,27 +328,27 @@ Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, Value*
   uint64_t magnitude_mask = single ? 0x7FFFFFFFu : 0x7FFFu;
   // An FP8 pass's sum as the accumulator's format holds it, as bits.
   auto pass_result = [&](Value* sum) {
-    return single ? truncate_to_single(lowering, sum) : builder.CreateBitCast(builder.CreateFPTrunc(sum, format), bits_type);
+    return single ? truncate_to_single(builder, sum) : builder.CreateBitCast(builder.CreateFPTrunc(sum, format), bits_type);
   };
   Value* result = nullptr;
   if (separate_accumulator) {
     auto in_first_pass = [&](Value* index) { return builder.CreateNot(in_second_pass(index)); };
-    Value* first = aligned_sum(lowering, products, in_first_pass, first_largest.get(lowering), {});
-    Term carried = decode(lowering, pass_result(first), accumulator);
-    Value* second = aligned_sum(lowering, products, in_second_pass, second_largest.get(lowering), std::span(&carried, 1));
+    Value* first = aligned_sum(builder, products, in_first_pass, first_largest.get(builder), {});
+    Term carried = decode(builder, pass_result(first), accumulator);
+    Value* second = aligned_sum(builder, products, in_second_pass, second_largest.get(builder), std::span(&carried, 1));
     Value* products_sum = builder.CreateBitCast(pass_result(second), format);
     // Two .f16 values add exactly in a double, so either sum is rounded once, to the format.
     Value* total = single ? builder.CreateFAdd(builder.CreateFPTrunc(accumulated.value, format), products_sum)
                           : builder.CreateFPTrunc(builder.CreateFAdd(builder.CreateFPExt(products_sum, builder.getDoubleTy()), accumulated.value), format);
     result = builder.CreateBitCast(total, bits_type);
   } else {
-    Value* exact = aligned_sum(lowering, products, nullptr, first_largest.get(lowering), std::span(&accumulated, 1));
-    result = single ? truncate_to_single(lowering, exact) : builder.CreateBitCast(builder.CreateFPTrunc(exact, format), bits_type);
+    Value* exact = aligned_sum(builder, products, nullptr, first_largest.get(builder), std::span(&accumulated, 1));
+    result = single ? truncate_to_single(builder, exact) : builder.CreateBitCast(builder.CreateFPTrunc(exact, format), bits_type);
   }
-  Value* naive_sum = naive.get(lowering);
+  Value* naive_sum = naive.get(builder);
   Value* is_zero = builder.CreateICmpEQ(builder.CreateAnd(result, magnitude_mask), llvm::ConstantInt::get(bits_type, 0));
   Value* naive_bits = builder.CreateBitCast(builder.CreateFPTrunc(naive_sum, format), bits_type);
-  result = builder.CreateSelect(is_zero, builder.CreateSelect(all_zero.get(lowering), naive_bits, llvm::ConstantInt::get(bits_type, 0)), result);
+  result = builder.CreateSelect(is_zero, builder.CreateSelect(all_zero.get(builder), naive_bits, llvm::ConstantInt::get(bits_type, 0)), result);
   Value* is_nan = builder.CreateFCmpUNO(naive_sum, naive_sum);
   Value* is_infinite = builder.CreateFCmpOEQ(builder.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, naive_sum),
                                              llvm::ConstantFP::getInfinity(builder.getDoubleTy()));
@@ -367,8 +361,7 @@ namespace {
 // .f64: a chain of IEEE fused multiply-adds in k order, starting from C, as the H200 recordings
 // of tests/conformance show. A NaN result is the first NaN among B's element, the running sum
 // and A's element, quieted; an invalid operation (∞·0, ∞ - ∞) gives 0xFFF8000000000000.
-Value* double_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c) {
-  auto& builder = lowering.builder();
+Value* double_dot(llvm::IRBuilder<>& builder, std::span<Value* const> a, std::span<Value* const> b, Value* c) {
   llvm::Type* double_type = builder.getDoubleTy();
   Value* sum = builder.CreateBitCast(c, double_type);
   for (size_t index = 0; index < a.size(); ++index) {
@@ -388,9 +381,8 @@ Value* double_dot(FunctionLowering& lowering, std::span<Value* const> a, std::sp
 }  // namespace
 
 // .s8/.u8 with .s32 accumulators: exact, wrapping modulo 2^32 or, with .satfinite, clamped.
-Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::span<Value* const> b, Value* c,
+Value* integer_dot(llvm::IRBuilder<>& builder, std::span<Value* const> a, std::span<Value* const> b, Value* c,
                    bool a_signed, bool b_signed, bool saturate) {
-  auto& builder = lowering.builder();
   Value* sum = builder.CreateSExt(c, builder.getInt64Ty());
   for (size_t index = 0; index < a.size(); ++index) {
     Value* left = a_signed ? builder.CreateSExt(a[index], builder.getInt64Ty()) : builder.CreateZExt(a[index], builder.getInt64Ty());
@@ -404,60 +396,73 @@ Value* integer_dot(FunctionLowering& lowering, std::span<Value* const> a, std::s
   return builder.CreateTrunc(sum, builder.getInt32Ty());
 }
 
-Value* call_dot(FunctionLowering& lowering, const DotForm& form, Value* a_row, Value* b_column, Value* c) {
-  auto& builder = lowering.builder();
-  llvm::Module& module = lowering.module().target();
-  // A sum of all k terms at once takes k as an argument, so that the shapes of one type share a
-  // function (mma.sync's m16n8k8 and m16n8k16, say): each function took about 4 ms of CPU to
-  // optimise and compile, and tests/cuda/mma_numerics.cu's module, with three types in two
-  // shapes each, compiled in 111-119 ms instead of 121-131 (`perf stat -r 5 xcuda compile
-  // --target host -j 1 --whole-warp-blocks`, three alternations), at the same speed (m16n8k16
-  // .f16 and m16n8k4 .tf32 mma.sync loops). The other forms are written out for their k.
-  bool whole = form.step == form.k && !is_byte(form.a_type) && form.a_type != Element::f64;
-  std::string name = "xcuda.tensor_core.dot." + std::string(name_of(form.a_type)) + "." + std::string(name_of(form.b_type)) + "." +
-                     std::string(name_of(form.accumulator)) + (whole ? "" : ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step)) +
-                     ".stride" + std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "");
-  // The per-thread matrices lie in the target's address space for them.
-  for (Value* pointer : {a_row, b_column}) name += ".p" + std::to_string(pointer->getType()->getPointerAddressSpace());
-  llvm::Function* dot = module.getFunction(name);
-  if (dot == nullptr) {
-    auto* type = llvm::FunctionType::get(c->getType(), {a_row->getType(), b_column->getType(), c->getType(), builder.getInt32Ty()}, false);
-    dot = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
-    dot->addFnAttr(llvm::Attribute::NoInline);
-    dot->setDoesNotThrow();
-    dot->setWillReturn();
-    dot->setNoSync();
-    dot->setMemoryEffects(llvm::MemoryEffects::argMemOnly(llvm::ModRefInfo::Ref));
-    for (unsigned pointer : {0u, 1u}) {
-      dot->addParamAttr(pointer, llvm::Attribute::NoCapture);
-      dot->addParamAttr(pointer, llvm::Attribute::ReadOnly);
+namespace {
+
+// A sum of all k terms at once takes k as an argument, so that the shapes of one type share a
+// function (mma.sync's m16n8k8 and m16n8k16, say): each function took about 4 ms of CPU to
+// optimise and compile, and tests/cuda/mma_numerics.cu's module, with three types in two
+// shapes each, compiled in 111-119 ms instead of 121-131 (`perf stat -r 5 xcuda compile
+// --target host -j 1 --whole-warp-blocks`, three alternations), at the same speed (m16n8k16
+// .f16 and m16n8k4 .tf32 mma.sync loops). The other forms are written out for their k.
+bool sums_any_k(const DotForm& form) { return form.step == form.k && !is_byte(form.a_type) && form.a_type != Element::f64; }
+
+void define_dot(llvm::Function& dot, const DotForm& form) {
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(dot.getContext(), "entry", &dot));
+  llvm::Type* element = builder.getIntNTy(element_bits(form.a_type));
+  Value* sum = dot.getArg(2);
+  if (form.a_type == Element::f64 || is_byte(form.a_type)) {
+    std::vector<Value*> a, b;
+    for (uint32_t term = 0; term < form.k; ++term) {
+      a.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot.getArg(0), term)));
+      b.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot.getArg(1), term * form.b_stride)));
     }
-    llvm::IRBuilderBase::InsertPointGuard guard(builder);
-    builder.SetInsertPoint(llvm::BasicBlock::Create(lowering.context(), "entry", dot));
-    llvm::Type* element = builder.getIntNTy(element_bits(form.a_type));
-    Value* sum = dot->getArg(2);
-    if (form.a_type == Element::f64 || is_byte(form.a_type)) {
-      std::vector<Value*> a, b;
-      for (uint32_t term = 0; term < form.k; ++term) {
-        a.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot->getArg(0), term)));
-        b.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot->getArg(1), term * form.b_stride)));
-      }
-      sum = form.a_type == Element::f64
-                ? double_dot(lowering, a, b, sum)
-                : integer_dot(lowering, a, b, sum, form.a_type == Element::s8, form.b_type == Element::s8, form.saturate);
-    } else if (whole) {
-      sum = tensor_core_dot(lowering, DotTerms{dot->getArg(0), dot->getArg(1), form.b_stride}, dot->getArg(3), sum, form.a_type,
-                            form.b_type, form.accumulator);
-    } else {
-      for (uint32_t first = 0; first < form.k; first += form.step) {
-        DotTerms terms{builder.CreateConstGEP1_32(element, dot->getArg(0), first),
-                       builder.CreateConstGEP1_32(element, dot->getArg(1), first * form.b_stride), form.b_stride};
-        sum = tensor_core_dot(lowering, terms, builder.getInt32(form.step), sum, form.a_type, form.b_type, form.accumulator);
-      }
+    sum = form.a_type == Element::f64
+              ? double_dot(builder, a, b, sum)
+              : integer_dot(builder, a, b, sum, form.a_type == Element::s8, form.b_type == Element::s8, form.saturate);
+  } else if (sums_any_k(form)) {
+    sum = tensor_core_dot(builder, DotTerms{dot.getArg(0), dot.getArg(1), form.b_stride}, dot.getArg(3), sum, form.a_type,
+                          form.b_type, form.accumulator);
+  } else {
+    for (uint32_t first = 0; first < form.k; first += form.step) {
+      DotTerms terms{builder.CreateConstGEP1_32(element, dot.getArg(0), first),
+                     builder.CreateConstGEP1_32(element, dot.getArg(1), first * form.b_stride), form.b_stride};
+      sum = tensor_core_dot(builder, terms, builder.getInt32(form.step), sum, form.a_type, form.b_type, form.accumulator);
     }
-    builder.CreateRet(sum);
   }
-  return builder.CreateCall(dot, {a_row, b_column, c, builder.getInt32(form.k)});
+  builder.CreateRet(sum);
+}
+
+}  // namespace
+
+llvm::Function* dot_function(llvm::Module& module, const DotForm& form, unsigned address_space) {
+  std::string name = "xcuda.tensor_core.dot." + std::string(name_of(form.a_type)) + "." + std::string(name_of(form.b_type)) + "." +
+                     std::string(name_of(form.accumulator)) +
+                     (sums_any_k(form) ? "" : ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step)) + ".stride" +
+                     std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "");
+  for (int operand = 0; operand < 2; ++operand) name += ".p" + std::to_string(address_space);
+  if (llvm::Function* dot = module.getFunction(name)) return dot;
+  llvm::LLVMContext& context = module.getContext();
+  auto* pointer = llvm::PointerType::get(context, address_space);
+  auto* accumulator = llvm::IntegerType::get(context, element_bits(form.accumulator));
+  auto* type = llvm::FunctionType::get(accumulator, {pointer, pointer, accumulator, llvm::Type::getInt32Ty(context)}, false);
+  auto* dot = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  dot->addFnAttr(llvm::Attribute::NoInline);
+  dot->setDoesNotThrow();
+  dot->setWillReturn();
+  dot->setNoSync();
+  dot->setMemoryEffects(llvm::MemoryEffects::argMemOnly(llvm::ModRefInfo::Ref));
+  for (unsigned operand : {0u, 1u}) {
+    dot->addParamAttr(operand, llvm::Attribute::NoCapture);
+    dot->addParamAttr(operand, llvm::Attribute::ReadOnly);
+  }
+  define_dot(*dot, form);
+  return dot;
+}
+
+Value* call_dot(FunctionLowering& lowering, const DotForm& form, Value* a_row, Value* b_column, Value* c) {
+  // The per-thread matrices lie in the target's address space for them.
+  llvm::Function* dot = dot_function(lowering.module().target(), form, a_row->getType()->getPointerAddressSpace());
+  return lowering.builder().CreateCall(dot, {a_row, b_column, c, lowering.builder().getInt32(form.k)});
 }
 
 }  // namespace xcuda::ptx::tensor_core

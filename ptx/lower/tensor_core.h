@@ -74,8 +74,8 @@ std::vector<Element> written_elements(const Instruction& instruction);
 
 // A per-thread array in the function's entry block, so that the host target keeps it in the
 // thread's storage across the exchanges.
-llvm::AllocaInst* thread_array(FunctionLowering& lowering, llvm::Type* element, uint32_t count);
-llvm::Value* array_element(FunctionLowering& lowering, llvm::AllocaInst* array, llvm::Value* index);
+llvm::AllocaInst* thread_array(llvm::IRBuilder<>& builder, llvm::Type* element, uint32_t count);
+llvm::Value* array_element(llvm::IRBuilder<>& builder, llvm::AllocaInst* array, llvm::Value* index);
 
 // A lane's fragment of a rows × columns matrix: the elements of `bits` bits packed in `registers`
 // (of 32 or 64 bits), at the places `layout` names.
@@ -107,9 +107,9 @@ struct DotTerms {
 // D = C + Σ A·B for one element, with A, B and C as bits of their element types and D as bits of
 // the accumulator's: floating-point inputs as tensor_core.cpp describes, .s8/.u8 exactly. The i32
 // k, the number of terms, need not be a constant; at most 32.
-llvm::Value* tensor_core_dot(FunctionLowering& lowering, const DotTerms& terms, llvm::Value* k, llvm::Value* c, Element a_type,
+llvm::Value* tensor_core_dot(llvm::IRBuilder<>& builder, const DotTerms& terms, llvm::Value* k, llvm::Value* c, Element a_type,
                              Element b_type, Element accumulator);
-llvm::Value* integer_dot(FunctionLowering& lowering, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
+llvm::Value* integer_dot(llvm::IRBuilder<>& builder, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
                          llvm::Value* c, bool a_signed, bool b_signed, bool saturate);
 
 // One element of an mma.sync's or a wmma.mma's D, from a row of A whose k elements are
@@ -120,10 +120,14 @@ struct DotForm {
   uint32_t step;  // the terms a tensor core sums at once: k, but 4 for wmma's .tf32
   bool saturate;  // .satfinite, for .s8/.u8
 };
+// The module's function for `form`, (A's row, B's column, C, k) -> D, with the per-thread
+// matrices in `address_space`, written on first use (the host target drops the body of those its
+// builtin library holds: target/host/builtin_library.h).
+llvm::Function* dot_function(llvm::Module& module, const DotForm& form, unsigned address_space);
 // D = C + Σ A·B as above (.f64 as a chain of fused multiply-adds), through a call to the module's
-// function for `form`, made on first use. Inline, each element's sum would be copied per
-// element, per instruction and per thread loop of the host target: when the sums were unrolled,
-// one m16n8k16 mma.sync made 6 000 instructions, and a module of six of them compiled for 10 s.
+// function for `form`. Inline, each element's sum would be copied per element, per instruction
+// and per thread loop of the host target: when the sums were unrolled, one m16n8k16 mma.sync
+// made 6 000 instructions, and a module of six of them compiled for 10 s.
 llvm::Value* call_dot(FunctionLowering& lowering, const DotForm& form, llvm::Value* a_row, llvm::Value* b_column, llvm::Value* c);
 
 }  // namespace xcuda::ptx::tensor_core

@@ -203,14 +203,14 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
   // Without scale-d, C is -0, which leaves every sum as IEEE addition would have it.
   llvm::IntegerType* accumulator_type = builder.getIntNTy(accumulator_bits);
   uint64_t no_accumulator = integer ? 0 : uint64_t{1} << (accumulator_bits - 1);
-  llvm::AllocaInst* accumulated = thread_array(lowering, accumulator_type, accumulators);
+  llvm::AllocaInst* accumulated = thread_array(builder, accumulator_type, accumulators);
   uint32_t per_register = 32 / accumulator_bits;
   for (size_t destination = 0; destination < destinations.size(); ++destination) {
     Value* word = lowering.read(*destinations[destination], ScalarType::b32);
     for (uint32_t part = 0; part < per_register; ++part) {
       Value* element = builder.CreateTrunc(builder.CreateLShr(word, part * accumulator_bits), accumulator_type);
       element = builder.CreateSelect(keep_d, element, llvm::ConstantInt::get(accumulator_type, no_accumulator));
-      builder.CreateStore(element, array_element(lowering, accumulated, builder.getInt32(static_cast<uint32_t>(destination) * per_register + part)));
+      builder.CreateStore(element, array_element(builder, accumulated, builder.getInt32(static_cast<uint32_t>(destination) * per_register + part)));
     }
   }
 
@@ -239,7 +239,7 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
     Value* a_element = nullptr;
     if (a_fragment) {
       Value* a_index = builder.CreateAdd(builder.CreateMul(row, builder.getInt32(form->k)), builder.getInt32(step));
-      a_element = builder.CreateLoad(input_type, array_element(lowering, a_fragment, a_index));
+      a_element = builder.CreateLoad(input_type, array_element(builder, a_fragment, a_index));
     } else {
       Value* pointer = element_pointer(lowering, *a_descriptor, builder.CreateAdd(first_row, row), step, a_mn_major, input_bits / 8);
       a_element = builder.CreateAlignedLoad(input_type, pointer, llvm::Align(input_bits / 8));
@@ -249,17 +249,17 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
     a.push_back(negate_a ? builder.CreateXor(a_element, sign) : a_element);
     b.push_back(negate_b ? builder.CreateXor(b_element, sign) : b_element);
   }
-  Value* slot = array_element(lowering, accumulated, index);
+  Value* slot = array_element(builder, accumulated, index);
   Value* c = builder.CreateLoad(accumulator_type, slot);
   // tensor_core_dot reads the terms from memory, in a loop.
   auto stored = [&](const std::vector<Value*>& elements) {
-    llvm::AllocaInst* array = thread_array(lowering, input_type, form->k);
-    for (uint32_t step = 0; step < form->k; ++step) builder.CreateStore(elements[step], array_element(lowering, array, builder.getInt32(step)));
+    llvm::AllocaInst* array = thread_array(builder, input_type, form->k);
+    for (uint32_t step = 0; step < form->k; ++step) builder.CreateStore(elements[step], array_element(builder, array, builder.getInt32(step)));
     return array;
   };
-  Value* result = integer ? integer_dot(lowering, a, b, c, form->a_type == Element::s8, form->b_type == Element::s8,
+  Value* result = integer ? integer_dot(builder, a, b, c, form->a_type == Element::s8, form->b_type == Element::s8,
                                         has_word(instruction, "satfinite"))
-                          : tensor_core_dot(lowering, DotTerms{stored(a), stored(b), 1}, builder.getInt32(form->k), c, form->a_type,
+                          : tensor_core_dot(builder, DotTerms{stored(a), stored(b), 1}, builder.getInt32(form->k), c, form->a_type,
                                             form->b_type, form->accumulator);
   builder.CreateStore(result, slot);
   Value* next = builder.CreateAdd(index, builder.getInt32(1));
@@ -270,7 +270,7 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
   for (size_t destination = 0; destination < destinations.size(); ++destination) {
     Value* word = builder.getInt32(0);
     for (uint32_t part = 0; part < per_register; ++part) {
-      Value* element = builder.CreateLoad(accumulator_type, array_element(lowering, accumulated, builder.getInt32(static_cast<uint32_t>(destination) * per_register + part)));
+      Value* element = builder.CreateLoad(accumulator_type, array_element(builder, accumulated, builder.getInt32(static_cast<uint32_t>(destination) * per_register + part)));
       word = builder.CreateOr(word, builder.CreateShl(builder.CreateZExt(element, builder.getInt32Ty()), part * accumulator_bits));
     }
     lowering.write(*destinations[destination], word, ScalarType::b32);
