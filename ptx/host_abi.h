@@ -68,6 +68,21 @@ struct GridWorkspace {
 // .global/.const variable under its PTX name.
 inline constexpr const char* block_symbol_prefix = "__xcuda_block_";
 
+// The host target's builtin library (ptx/target/host/builtin_library.h), linked into the
+// runtime: a copy of its functions for each processor level, best first, of which the host
+// backend defines the first the host supports for every object it links.
+struct Builtin {
+  const char* name;
+  const void* address;
+};
+struct BuiltinLevel {
+  const char* processor;  // an LLVM processor name: x86-64-v4, x86-64-v3, x86-64-v2, generic
+  const Builtin* functions;
+  uint64_t count;
+};
+inline constexpr const char* builtin_levels_symbol = "xcuda_host_builtin_levels";            // const BuiltinLevel[]
+inline constexpr const char* builtin_level_count_symbol = "xcuda_host_builtin_level_count";  // const uint64_t
+
 // Functions the generated code may call back into the runtime; the host backend defines them
 // before it links an object. Objects may also call the C library's memset/memcpy/memmove and
 // libm's float functions (sinf, cosf, sincosf, exp2f, log2f, fmaf …), and libgcc's half-float

@@ -434,12 +434,17 @@ void define_dot(llvm::Function& dot, const DotForm& form) {
 
 }  // namespace
 
-llvm::Function* dot_function(llvm::Module& module, const DotForm& form, unsigned address_space) {
+std::string dot_function_name(const DotForm& form, unsigned address_space) {
   std::string name = "xcuda.tensor_core.dot." + std::string(name_of(form.a_type)) + "." + std::string(name_of(form.b_type)) + "." +
                      std::string(name_of(form.accumulator)) +
                      (sums_any_k(form) ? "" : ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step)) + ".stride" +
                      std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "");
   for (int operand = 0; operand < 2; ++operand) name += ".p" + std::to_string(address_space);
+  return name;
+}
+
+llvm::Function* dot_function(llvm::Module& module, const DotForm& form, unsigned address_space) {
+  std::string name = dot_function_name(form, address_space);
   if (llvm::Function* dot = module.getFunction(name)) return dot;
   llvm::LLVMContext& context = module.getContext();
   auto* pointer = llvm::PointerType::get(context, address_space);

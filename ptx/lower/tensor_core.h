@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -124,6 +125,7 @@ struct DotForm {
 // matrices in `address_space`, written on first use (the host target drops the body of those its
 // builtin library holds: target/host/builtin_library.h).
 llvm::Function* dot_function(llvm::Module& module, const DotForm& form, unsigned address_space);
+std::string dot_function_name(const DotForm& form, unsigned address_space);
 // D = C + Σ A·B as above (.f64 as a chain of fused multiply-adds), through a call to the module's
 // function for `form`. Inline, each element's sum would be copied per element, per instruction
 // and per thread loop of the host target: when the sums were unrolled, one m16n8k16 mma.sync

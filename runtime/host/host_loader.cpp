@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unistd.h>
 
@@ -24,7 +25,36 @@
 #include "runtime/host/worker_pool.h"
 #include "runtime/log.h"
 
+// The host target's builtin library, compiled when xcuda is built (ptx/target/host/
+// builtin_library.h): its levels, named as host_abi::builtin_levels_symbol and
+// builtin_level_count_symbol.
+extern "C" const xcuda::ptx::host_abi::BuiltinLevel xcuda_host_builtin_levels[];
+extern "C" const uint64_t xcuda_host_builtin_level_count;
+
 namespace xcuda::runtime::host {
+
+namespace {
+
+bool host_runs(std::string_view processor) {
+#if defined(__x86_64__)
+  if (processor == "x86-64-v4") return __builtin_cpu_supports("x86-64-v4");
+  if (processor == "x86-64-v3") return __builtin_cpu_supports("x86-64-v3");
+  if (processor == "x86-64-v2") return __builtin_cpu_supports("x86-64-v2");
+#endif
+  return processor == "generic";
+}
+
+}  // namespace
+
+std::span<const ptx::host_abi::Builtin> builtin_library() {
+  // None where no level fits: an object that calls the library then fails to link, naming what.
+  static const std::span<const ptx::host_abi::Builtin> chosen = [] {
+    for (const ptx::host_abi::BuiltinLevel& level : std::span(xcuda_host_builtin_levels, xcuda_host_builtin_level_count))
+      if (host_runs(level.processor)) return std::span(level.functions, level.count);
+    return std::span<const ptx::host_abi::Builtin>();
+  }();
+  return chosen;
+}
 
 struct HostLoader::Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
@@ -191,6 +221,7 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::fiber_warp_exchange_words_symbol, &fiber_warp_exchange_words));
   callbacks.insert(callback(abi::fiber_warp_peer_word_symbol, &fiber_warp_peer_word));
   callbacks.insert(callback(abi::fiber_mbarrier_symbol, &fiber_mbarrier));
+  for (const abi::Builtin& builtin : builtin_library()) callbacks.insert(callback(builtin.name, builtin.address));
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(callbacks))))
     return fail(llvm_error(ErrorCode::unknown, name, std::move(error)));
 

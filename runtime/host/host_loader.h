@@ -4,10 +4,16 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
+#include "ptx/host_abi.h"
 #include "runtime/backend.h"
 
 namespace xcuda::runtime::host {
+
+// The host target's builtin library (ptx/target/host/builtin_library.h), compiled when xcuda
+// was built: the functions every object the loader links may call.
+std::span<const ptx::host_abi::Builtin> builtin_library();
 
 class HostLoader : public std::enable_shared_from_this<HostLoader> {
  public:

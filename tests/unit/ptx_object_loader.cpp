@@ -3,11 +3,13 @@
 #include <stdexcept>
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 
 #include "host_abi.h"
 #include "runtime/host/fiber.h"
+#include "runtime/host/host_loader.h"
 
 namespace xcuda::ptx::testing {
 namespace {
@@ -75,6 +77,7 @@ LoadedModule::LoadedModule(std::string_view ptx, const CompileOptions& options) 
   provide(host_abi::fiber_warp_exchange_words_symbol, &runtime::host::fiber_warp_exchange_words);
   provide(host_abi::fiber_warp_peer_word_symbol, &runtime::host::fiber_warp_peer_word);
   provide(host_abi::fiber_mbarrier_symbol, &runtime::host::fiber_mbarrier);
+  for (const host_abi::Builtin& builtin : runtime::host::builtin_library()) provide(builtin.name, builtin.address);
   if (auto error = library.define(llvm::orc::absoluteSymbols(std::move(services))))
     throw std::runtime_error(llvm::toString(std::move(error)));
   std::string_view bytes(reinterpret_cast<const char*>(result_.object.data()), result_.object.size());
@@ -84,6 +87,20 @@ LoadedModule::LoadedModule(std::string_view ptx, const CompileOptions& options) 
 }
 
 LoadedModule::~LoadedModule() = default;
+
+std::vector<std::pair<std::string, bool>> LoadedModule::symbols() const {
+  std::string_view bytes(reinterpret_cast<const char*>(result_.object.data()), result_.object.size());
+  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(bytes, "ptx-object"));
+  if (!file) throw std::runtime_error(llvm::toString(file.takeError()));
+  std::vector<std::pair<std::string, bool>> found;
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    llvm::Expected<llvm::StringRef> name = symbol.getName();
+    llvm::Expected<uint32_t> flags = symbol.getFlags();
+    if (!name || !flags) throw std::runtime_error("unreadable symbol in the object");
+    if (!name->empty()) found.emplace_back(name->str(), !(*flags & llvm::object::SymbolRef::SF_Undefined));
+  }
+  return found;
+}
 
 std::string LoadedModule::diagnostics_text() const {
   std::string text;

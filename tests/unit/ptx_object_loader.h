@@ -53,6 +53,8 @@ class LoadedModule {
   const ModuleInfo& info() const { return result_.module; }
   const std::vector<PassTime>& pass_times() const { return result_.pass_times; }
   size_t object_bytes() const { return result_.object.size(); }
+  // The object's named symbols, each with whether the object defines it or only refers to it.
+  std::vector<std::pair<std::string, bool>> symbols() const;
   const KernelInfo& kernel(std::string_view name) const;
   void* global(std::string_view name) const;
 

@@ -7,10 +7,13 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <set>
 #include <numeric>
 
 #include "host_abi.h"
 #include "ptx_object_loader.h"
+#include "runtime/host/host_loader.h"
 #include "target/host/warp_lanes.h"
 
 namespace xcuda::ptx::testing {
@@ -29,6 +32,8 @@ class WarpKernel {
   std::string diagnostics() const { return module_.diagnostics_text(); }
   bool ok() const { return module_.ok(); }
   size_t object_bytes() const { return module_.object_bytes(); }
+  // The object's symbols, each with whether the object defines it.
+  std::vector<std::pair<std::string, bool>> symbols() const { return module_.symbols(); }
 
   // Whether a block of whole warps runs warp by warp, its lanes as the elements of vectors
   // (target/host/warp_lanes.h): the kernel's switch is then defined, and on.
@@ -586,6 +591,41 @@ TEST(PtxWarp, MmaOfEightBitFloatsFollowsTheByteLayout) {
     for (const std::string& multiplies : {multiply_into("fd"), multiply_into("fe") + multiply_into("fd")})
       expect_per_thread(before + body + multiplies + answer, 32, input, [&](size_t lane) { return expected(lane, 0); },
                         [&](size_t lane) { return expected(lane, 3); });
+}
+
+// The dot products of the floating-point tensor-core forms come from the host's builtin library
+// (target/host/builtin_library.h), compiled with xcuda, not from each module, which only calls
+// them; the loader gives objects the copy for the host's processor (the tests above ran it).
+// Forms the library lacks, such as the integer ones written out for their k, stay in the module.
+TEST(PtxWarp, FloatingPointDotProductsComeFromTheBuiltinLibrary) {
+  std::set<std::string> library;
+  for (const host_abi::Builtin& builtin : runtime::host::builtin_library()) {
+    EXPECT_NE(builtin.address, nullptr) << builtin.name;
+    library.insert(builtin.name);
+  }
+  const std::string half = "xcuda.tensor_core.dot.f16.f16.f32.stride8.p0.p0";
+  EXPECT_TRUE(library.contains(half));
+  EXPECT_TRUE(library.contains("xcuda.tensor_core.dot.e5m2.e4m3.f16.stride32.p0.p0"));
+  auto symbols = [](std::string_view body) {
+    WarpKernel kernel(body);
+    EXPECT_TRUE(kernel.ok()) << kernel.diagnostics();
+    std::map<std::string, bool> defined;
+    for (const auto& [name, is_defined] : kernel.symbols())
+      if (name.starts_with("xcuda.tensor_core.dot.")) defined[name] = is_defined;
+    return defined;
+  };
+  auto multiply = [](std::string_view shape_and_types) {
+    std::string body = "\t.reg .b32 %fa<4>, %fb<2>, %fc<4>, %fd<4>;\n";
+    for (const char* name : {"fa0", "fa1", "fa2", "fa3", "fb0", "fb1", "fc0", "fc1", "fc2", "fc3"})
+      body += "\tmov.b32 %" + std::string(name) + ", %r1;\n";
+    return body + "\tmma.sync.aligned." + std::string(shape_and_types) + " " + fragment("fd", 4) + ", " + fragment("fa", 4) + ", " +
+           fragment("fb", 2) + ", " + fragment("fc", 4) + ";\n\tmov.b32 %r10, %fd0;";
+  };
+  EXPECT_EQ(symbols(multiply("m16n8k16.row.col.f32.f16.f16.f32")), (std::map<std::string, bool>{{half, false}}));
+  std::map<std::string, bool> bytes = symbols(multiply("m16n8k32.row.col.s32.s8.s8.s32"));
+  ASSERT_EQ(bytes.size(), 1u);
+  EXPECT_TRUE(bytes.begin()->second) << bytes.begin()->first;
+  EXPECT_FALSE(library.contains(bytes.begin()->first));
 }
 
 // The spellings of a whole-block barrier: each must hold every thread until all have written.

@@ -9,6 +9,7 @@
 #include "host_abi.h"
 #include "lower/intrinsics.h"
 #include "lower/warp_folds.h"
+#include "target/host/builtin_library.h"
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
 #include "target/host/warp_exchange.h"
@@ -235,8 +236,11 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
   }
   std::vector<std::string> missing;
   std::vector<llvm::Function*> declarations;
-  for (llvm::Function& function : module)
+  for (llvm::Function& function : module) {
+    // The runtime links the builtin library's body instead (builtin_library.h).
+    if (!function.isDeclaration() && is_builtin(function.getName())) function.deleteBody();
     if (function.isDeclaration() && !function.isIntrinsic()) declarations.push_back(&function);
+  }
   for (llvm::Function* function : declarations) {
     std::string_view name = function->getName();
     // Block formation handles barriers and warp exchanges.
@@ -258,7 +262,7 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
       missing.emplace_back(name);
       continue;
     }
-    if (!name.starts_with("xcuda.")) continue;  // a C library function
+    if (!name.starts_with("xcuda.") || is_builtin(name)) continue;  // a C library or builtin library function
     if (name == intrinsics::warp_peer || name == intrinsics::warp_peer_word) {
       name == intrinsics::warp_peer ? define_warp_peer(*function) : define_warp_peer_word(*function);
       make_inline_body(*function);

@@ -1,0 +1,102 @@
+#include "target/host/builtin_library.h"
+
+#include <string>
+#include <unordered_set>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "host_abi.h"
+#include "lower/tensor_core.h"
+#include "target/host/host_target.h"
+#include "target/object_file.h"
+
+namespace xcuda::ptx::host {
+namespace {
+
+using tensor_core::DotForm;
+using tensor_core::Element;
+
+// The dot products whose sums take k as an argument (one function for every shape of a type):
+// mma.sync's and wmma's floating-point types and accumulators, B's columns 8 (mma.sync, wmma
+// m32n8), 16 (wmma m16n16) and 32 (wmma m8n32) elements apart. Per-thread matrices lie in
+// address space 0 on the host.
+std::vector<DotForm> builtin_dot_forms() {
+  struct Types {
+    Element a, b, accumulator;
+  };
+  constexpr Types sums[] = {
+      {Element::f16, Element::f16, Element::f16},    {Element::f16, Element::f16, Element::f32},
+      {Element::bf16, Element::bf16, Element::f32},  {Element::tf32, Element::tf32, Element::f32},
+      {Element::e4m3, Element::e4m3, Element::f16},  {Element::e4m3, Element::e4m3, Element::f32},
+      {Element::e4m3, Element::e5m2, Element::f16},  {Element::e4m3, Element::e5m2, Element::f32},
+      {Element::e5m2, Element::e4m3, Element::f16},  {Element::e5m2, Element::e4m3, Element::f32},
+      {Element::e5m2, Element::e5m2, Element::f16},  {Element::e5m2, Element::e5m2, Element::f32},
+  };
+  std::vector<DotForm> forms;
+  for (const Types& types : sums)
+    for (uint32_t stride : {8u, 16u, 32u})
+      // k is the function's argument: the form's k only has to equal its step.
+      forms.push_back(DotForm{types.a, types.b, types.accumulator, /*k=*/16, stride, /*step=*/16, /*saturate=*/false});
+  return forms;
+}
+
+}  // namespace
+
+bool is_builtin(std::string_view name) {
+  static const std::unordered_set<std::string> names = [] {
+    std::unordered_set<std::string> all;
+    for (const DotForm& form : builtin_dot_forms()) all.insert(tensor_core::dot_function_name(form, 0));
+    return all;
+  }();
+  return name.starts_with("xcuda.tensor_core.dot.") && names.contains(std::string(name));
+}
+
+std::vector<uint8_t> compile_builtin_library(llvm::TargetMachine& machine, DiagnosticSink& diagnostics) {
+  llvm::LLVMContext context;
+  llvm::Module module("xcuda_host_builtins", context);
+  module.setTargetTriple(machine.getTargetTriple().str());
+  module.setDataLayout(machine.createDataLayout());
+  auto* pointer = llvm::PointerType::get(context, 0);
+  auto* i64 = llvm::Type::getInt64Ty(context);
+  auto* builtin_type = llvm::StructType::get(pointer, pointer);
+  auto* level_type = llvm::StructType::get(pointer, pointer, i64);
+  auto text = [&](llvm::StringRef string) -> llvm::Constant* {
+    llvm::Constant* characters = llvm::ConstantDataArray::getString(context, string);
+    return new llvm::GlobalVariable(module, characters->getType(), true, llvm::GlobalValue::PrivateLinkage, characters, "text");
+  };
+  // The kernels' code is for the host's own processor, and the dot products' loops ran half as
+  // fast for x86-64-v2 as for it (an AVX-512 machine): so a copy per level, each function under
+  // its level's processor, and the runtime picks.
+  const bool x86 = machine.getTargetTriple().getArch() == llvm::Triple::x86_64;
+  const std::vector<std::string> processors = x86 ? std::vector<std::string>{"x86-64-v4", "x86-64-v3", "x86-64-v2"}
+                                                  : std::vector<std::string>{"generic"};
+  std::vector<llvm::Constant*> levels;
+  for (const std::string& processor : processors) {
+    std::vector<llvm::Constant*> builtins;
+    for (const DotForm& form : builtin_dot_forms()) {
+      llvm::Function* dot = tensor_core::dot_function(module, form, 0);
+      builtins.push_back(llvm::ConstantStruct::get(builtin_type, {text(dot->getName()), dot}));
+      // Each level's copy under a name of its own, so that the next level's are written anew.
+      dot->setName(dot->getName() + "." + processor);
+      dot->addFnAttr("target-cpu", processor);
+      dot->addFnAttr("prefer-vector-width", "512");
+    }
+    auto* table_type = llvm::ArrayType::get(builtin_type, builtins.size());
+    auto* table = new llvm::GlobalVariable(module, table_type, true, llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantArray::get(table_type, builtins), "builtins." + processor);
+    levels.push_back(llvm::ConstantStruct::get(level_type, {text(processor), table, llvm::ConstantInt::get(i64, builtins.size())}));
+  }
+  auto* levels_type = llvm::ArrayType::get(level_type, levels.size());
+  // Hidden: the runtime's shared library reaches them itself, and exports only the driver's API.
+  auto* table = new llvm::GlobalVariable(module, levels_type, true, llvm::GlobalValue::ExternalLinkage,
+                                         llvm::ConstantArray::get(levels_type, levels), host_abi::builtin_levels_symbol);
+  auto* count = new llvm::GlobalVariable(module, i64, true, llvm::GlobalValue::ExternalLinkage, llvm::ConstantInt::get(i64, levels.size()),
+                                         host_abi::builtin_level_count_symbol);
+  for (llvm::GlobalVariable* variable : {table, count}) variable->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  optimize(module, machine, 3, /*whole_warp_blocks=*/false, nullptr);
+  return emit_object(module, machine, "host", diagnostics);
+}
+
+}  // namespace xcuda::ptx::host

@@ -1,0 +1,31 @@
+// The host target's builtin library: functions that every module (every share of one, every
+// lazily compiled kernel) would otherwise compile again, compiled once when xcuda is built
+// (write_builtin_library.cpp) into an object that the runtime links in. A module's compile drops
+// its own bodies of them (runtime_services.cpp), and the loader resolves its calls through the
+// library's table (host_abi::BuiltinLevel; runtime/host/host_loader.cpp). It holds the tensor
+// cores' dot products (tensor_core.h) of every floating-point input type, for the strides of B
+// of mma.sync and wmma, a copy for each processor level. Each cost a module 4-5 ms of CPU to
+// compile: tests/cuda/mma_numerics.cu's module (three types, in two shares that both compiled
+// all three) took 80-89 ms of CPU instead of 102-106 on two threads, 46-50 ms of wall-clock time
+// instead of 58-65, 72-73 instead of 84-87 on one (`perf stat -r 10 xcuda compile --target host
+// --whole-warp-blocks`, three alternations); a loop of m16n8k16 .f16 mma.sync ran in 44-45 ms
+// instead of 43-44 (2048 warps), one per warp in 22.6-23.5 instead of 22.1-23.5 (4096).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <llvm/Target/TargetMachine.h>
+
+#include "diagnostics.h"
+
+namespace xcuda::ptx::host {
+
+// Whether the library holds the function named `name`.
+bool is_builtin(std::string_view name);
+
+// The library, a relocatable object for `machine`, whose processor is the lowest level's.
+std::vector<uint8_t> compile_builtin_library(llvm::TargetMachine& machine, DiagnosticSink& diagnostics);
+
+}  // namespace xcuda::ptx::host
