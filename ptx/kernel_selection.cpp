@@ -28,12 +28,17 @@ constexpr size_t minimum_share_statements = 1000;
 // plain statements. Weighed so, the benchmark suite's module (819 statements, 35 barriers) and
 // tests/cuda/block_barriers.cu's (895, 92) compile in shares on two threads: 215 -> 151 and 269
 // -> 176 ms (`perf stat -r 5 xcuda compile --target host --whole-warp-blocks`).
-size_t compile_cost(const Statement& statement) {
+// A lane exchange inside a loop weighs twice that: the warp path cuts a kernel at the header of a
+// loop around one (warp_lanes.h), whose code then comes once more. tests/cuda/whole_warps.cu's
+// rotations kernel (63 statements, five shuffles in two loops) took 30 ms to compile, row_sums
+// (98, five shuffles and votes outside loops) 16; weighed so, the module's shares on two threads
+// start with its two heaviest kernels.
+size_t compile_cost(const Statement& statement, bool in_loop) {
   static const std::unordered_set<std::string_view> lane_exchanges = {"shfl", "vote", "match", "redux", "mma",
                                                                       "wmma", "ldmatrix", "stmatrix", "wgmma"};
   const auto* instruction = std::get_if<Instruction>(&statement);
   if (instruction == nullptr) return 1;
-  if (lane_exchanges.contains(instruction->opcode)) return 300;
+  if (lane_exchanges.contains(instruction->opcode)) return in_loop ? 600 : 300;
   const bool warp_barrier = std::any_of(instruction->modifiers.begin(), instruction->modifiers.end(),
                                         [](const Modifier& modifier) { return modifier.word == "warp"; });
   if ((instruction->opcode == "bar" || instruction->opcode == "barrier") && !warp_barrier) return 50;
@@ -133,8 +138,25 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
   for (const Function& function : module.functions)
     if (function.is_entry && function.has_body) kernels.push_back(function.name);
   std::unordered_map<std::string_view, size_t> costs;
-  for (const Function& function : module.functions)
-    for (const Statement& statement : function.body) costs[function.name] += compile_cost(statement);
+  for (const Function& function : module.functions) {
+    // Loops: the statements from a label to a branch back to it, counted as each starts and ends.
+    std::unordered_map<std::string_view, size_t> labels;
+    std::vector<int> loops_entered(function.body.size() + 1, 0);
+    for (size_t index = 0; index < function.body.size(); ++index) {
+      if (const auto* label = std::get_if<Label>(&function.body[index])) labels.emplace(label->name, index);
+      const auto* instruction = std::get_if<Instruction>(&function.body[index]);
+      if (instruction == nullptr || instruction->opcode != "bra" || instruction->operands.empty()) continue;
+      if (auto target = labels.find(instruction->operands.back().name); target != labels.end()) {
+        ++loops_entered[target->second];
+        --loops_entered[index + 1];
+      }
+    }
+    int depth = 0;
+    for (size_t index = 0; index < function.body.size(); ++index) {
+      depth += loops_entered[index];
+      costs[function.name] += compile_cost(function.body[index], depth > 0);
+    }
+  }
   // A kernel's size: the cost of its statements and of those of the functions it calls. What the
   // module's variables name goes to every share alike, so it is left out.
   CallGraph graph(module);

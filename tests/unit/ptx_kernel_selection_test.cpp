@@ -74,6 +74,23 @@ TEST(KernelShares, BlockBarriersWeighMoreThanTheirCount) {
   EXPECT_EQ(share_out_kernels(warps, 2).size(), 1u);
 }
 
+// A warp's shuffle inside a loop weighs twice one outside: the warp path cuts the kernel at the
+// loop's header. Four shuffles in a loop then outweigh six outside one, and the heavier share
+// comes first.
+TEST(KernelShares, LaneExchangesInsideLoopsWeighTwice) {
+  auto shuffling = [](const std::string& name, int shuffles, bool looped) {
+    std::string text = ".visible .entry " + name + "()\n{\n  .reg .pred %p<2>;\n  .reg .b32 %r<3>;\n  mov.u32 %r1, 0;\n";
+    if (looped) text += "$again:\n";
+    for (int index = 0; index < shuffles; ++index) text += "  shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;\n";
+    if (looped) text += "  add.u32 %r2, %r2, 1;\n  setp.lt.u32 %p1, %r2, 8;\n  @%p1 bra $again;\n";
+    return text + "  ret;\n}\n";
+  };
+  Module module = parsed(header() + shuffling("straight", 6, false) + shuffling("looped", 4, true));
+  std::vector<std::vector<std::string>> shares = share_out_kernels(module, 2);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_EQ(shares[0], (std::vector<std::string>{"looped"}));
+}
+
 TEST(KernelShares, NoMoreSharesThanThreadsOrKernels) {
   Module module = parsed(header() + kernel("first", 3000) + kernel("second", 3000) + kernel("third", 3000));
   EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
