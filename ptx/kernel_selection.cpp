@@ -32,7 +32,8 @@ constexpr size_t minimum_share_statements = 1000;
 // loop around one (warp_lanes.h), whose code then comes once more. tests/cuda/whole_warps.cu's
 // rotations kernel (63 statements, five shuffles in two loops) took 30 ms to compile, row_sums
 // (98, five shuffles and votes outside loops) 16; weighed so, the module's shares on two threads
-// start with its two heaviest kernels.
+// start with its two heaviest kernels, and it compiled in 78-82 ms instead of 85-87 (`perf stat
+// -r 10 xcuda compile --target host --whole-warp-blocks`, three alternations).
 size_t compile_cost(const Statement& statement, bool in_loop) {
   static const std::unordered_set<std::string_view> lane_exchanges = {"shfl", "vote", "match", "redux", "mma",
                                                                       "wmma", "ldmatrix", "stmatrix", "wgmma"};
