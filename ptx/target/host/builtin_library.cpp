@@ -18,11 +18,14 @@ namespace {
 using tensor_core::DotForm;
 using tensor_core::Element;
 
-// The dot products whose sums take k as an argument (one function for every shape of a type):
-// mma.sync's and wmma's floating-point types and accumulators, B's columns 8 (mma.sync, wmma
-// m32n8), 16 (wmma m16n16) and 32 (wmma m8n32) elements apart. Per-thread matrices lie in
-// address space 0 on the host.
+// The dot products of mma.sync and wmma, whose B columns lie 8 (mma.sync, wmma m32n8),
+// 16 (wmma m16n16) or 32 (wmma m8n32) elements apart. Per-thread matrices lie in address space 0
+// on the host.
 std::vector<DotForm> builtin_dot_forms() {
+  constexpr uint32_t strides[] = {8, 16, 32};
+  std::vector<DotForm> forms;
+  // Floating-point inputs: one function for every k (it takes k as an argument), so the form's
+  // k only has to equal its step.
   struct Types {
     Element a, b, accumulator;
   };
@@ -34,11 +37,20 @@ std::vector<DotForm> builtin_dot_forms() {
       {Element::e5m2, Element::e4m3, Element::f16},  {Element::e5m2, Element::e4m3, Element::f32},
       {Element::e5m2, Element::e5m2, Element::f16},  {Element::e5m2, Element::e5m2, Element::f32},
   };
-  std::vector<DotForm> forms;
   for (const Types& types : sums)
-    for (uint32_t stride : {8u, 16u, 32u})
-      // k is the function's argument: the form's k only has to equal its step.
-      forms.push_back(DotForm{types.a, types.b, types.accumulator, /*k=*/16, stride, /*step=*/16, /*saturate=*/false});
+    for (uint32_t stride : strides) forms.push_back(DotForm{types.a, types.b, types.accumulator, 16, stride, 16, false});
+  // wmma's .tf32 m16n16k8, summed in two steps of 4.
+  forms.push_back(DotForm{Element::tf32, Element::tf32, Element::f32, 8, 16, 4, false});
+  // .s8/.u8, written out for their k: 16 (mma.sync m8n8k16 and m16n8k16, wmma) and 32 (mma.sync
+  // m16n8k32), with and without .satfinite.
+  for (Element a : {Element::s8, Element::u8})
+    for (Element b : {Element::s8, Element::u8})
+      for (bool saturate : {false, true}) {
+        for (uint32_t stride : strides) forms.push_back(DotForm{a, b, Element::s32, 16, stride, 16, saturate});
+        forms.push_back(DotForm{a, b, Element::s32, 32, 8, 32, saturate});
+      }
+  // .f64 chains of fused multiply-adds: mma.sync m8n8k4, m16n8k4, m16n8k8 and m16n8k16, wmma m8n8k4.
+  for (uint32_t k : {4u, 8u, 16u}) forms.push_back(DotForm{Element::f64, Element::f64, Element::f64, k, 8, k, false});
   return forms;
 }
 
