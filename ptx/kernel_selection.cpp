@@ -16,7 +16,10 @@ namespace {
 // compiled in 0.136 s in two shares, 0.228 s in one. At 500 or 250, modules of barrier kernels
 // took 10-25% less wall-clock time in more shares, but mma_numerics.cu's 5-13% more (0.068 ->
 // 0.072 and 0.077 s, `perf stat -r 5 xcuda compile --target host --whole-warp-blocks`, twice;
-// with each thread's target machine kept, 0.065 -> 0.066-0.068 and 0.071-0.073).
+// with each thread's target machine kept, 0.065 -> 0.066-0.068 and 0.071-0.073). Again at 500
+// once the tensor cores' dot products came from the builtin library: the nvcc corpus's sm_90
+// modules took 1.59 of ptxas's time in all instead of 1.66, but its small modules 10-35% more
+// (graph_conditional, grid_2d, saxpy), mma_numerics.cu's 4-8% (tests/bench/compile_speed).
 constexpr size_t minimum_share_statements = 1000;
 
 // What a statement costs to compile, in plain statements. A warp collective or a matrix

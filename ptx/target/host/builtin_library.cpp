@@ -6,6 +6,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include "host_abi.h"
 #include "lower/tensor_core.h"
@@ -65,7 +66,10 @@ bool is_builtin(std::string_view name) {
   return name.starts_with("xcuda.tensor_core.dot.") && names.contains(std::string(name));
 }
 
-std::vector<uint8_t> compile_builtin_library(llvm::TargetMachine& machine, DiagnosticSink& diagnostics) {
+std::vector<uint8_t> compile_builtin_library(DiagnosticSink& diagnostics) {
+  std::unique_ptr<llvm::TargetMachine> made = lowest_level_target_machine(diagnostics);
+  if (made == nullptr) return {};
+  llvm::TargetMachine& machine = *made;
   llvm::LLVMContext context;
   llvm::Module module("xcuda_host_builtins", context);
   module.setTargetTriple(machine.getTargetTriple().str());

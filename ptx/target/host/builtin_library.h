@@ -20,8 +20,6 @@
 #include <string_view>
 #include <vector>
 
-#include <llvm/Target/TargetMachine.h>
-
 #include "diagnostics.h"
 
 namespace xcuda::ptx::host {
@@ -29,7 +27,7 @@ namespace xcuda::ptx::host {
 // Whether the library holds the function named `name`.
 bool is_builtin(std::string_view name);
 
-// The library, a relocatable object for `machine`, whose processor is the lowest level's.
-std::vector<uint8_t> compile_builtin_library(llvm::TargetMachine& machine, DiagnosticSink& diagnostics);
+// The library, a relocatable object for the host's architecture.
+std::vector<uint8_t> compile_builtin_library(DiagnosticSink& diagnostics);
 
 }  // namespace xcuda::ptx::host

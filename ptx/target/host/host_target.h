@@ -58,6 +58,9 @@ std::unordered_map<std::string, uint64_t> form_block_functions(llvm::Module& mod
 // made by the thread's first compile and kept for its later ones. nullptr and a diagnostic when
 // the host has no usable LLVM target.
 std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, DiagnosticSink& diagnostics);
+// A machine for the lowest processor level of the host's architecture (x86-64-v2 on x86-64),
+// for code that must run on any host of it: the builtin library (builtin_library.h).
+std::unique_ptr<llvm::TargetMachine> lowest_level_target_machine(DiagnosticSink& diagnostics);
 
 // `whole_warp_blocks`: as CompileOptions says, on the host at -O2 and -O3. `cancelled`, when
 // given and true, skips the passes not yet run that LLVM may skip.

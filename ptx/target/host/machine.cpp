@@ -7,13 +7,18 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "target/host/host_target.h"
 #include "target/object_file.h"
 
 namespace xcuda::ptx::host {
 
-std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, DiagnosticSink& diagnostics) {
+namespace {
+
+// A machine for the process's own triple, `processor` and `features`.
+std::unique_ptr<llvm::TargetMachine> create_machine(const std::string& processor, const std::string& features,
+                                                    llvm::CodeGenOptLevel level, DiagnosticSink& diagnostics) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -37,6 +42,20 @@ std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, Diag
     // process-wide as well.
     set_code_generation_option("enable-epilogue-vectorization", "false");
   });
+  std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) {
+    diagnostics.error(SourceLocation{0, 0}, "no LLVM target for the host (" + triple + "): " + error);
+    return nullptr;
+  }
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(triple, processor, features, llvm::TargetOptions(),
+                                                                          llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
+}
+
+}  // namespace
+
+std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, DiagnosticSink& diagnostics) {
   // Asking the CPU (cpuid, which a virtual machine's hypervisor answers) and expanding each of
   // its features into what it implies took 1-2 ms for every machine made (tests/cuda/
   // mma_numerics.cu on one thread in seven shares against one: SetImpliedBits and
@@ -60,16 +79,13 @@ std::shared_ptr<llvm::TargetMachine> target_machine(int optimization_level, Diag
   thread_local std::shared_ptr<llvm::TargetMachine> machines[2];
   std::shared_ptr<llvm::TargetMachine>& machine = machines[quick ? 0 : 1];
   if (machine != nullptr) return machine;
-  std::string triple = llvm::sys::getProcessTriple();
-  std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (target == nullptr) {
-    diagnostics.error(SourceLocation{0, 0}, "no LLVM target for the host (" + triple + "): " + error);
-    return nullptr;
-  }
-  machine.reset(target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_, llvm::CodeModel::Small,
-                                            quick ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Less));
+  machine = create_machine(cpu, features, quick ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Less, diagnostics);
   return machine;
+}
+
+std::unique_ptr<llvm::TargetMachine> lowest_level_target_machine(DiagnosticSink& diagnostics) {
+  const char* processor = llvm::Triple(llvm::sys::getProcessTriple()).getArch() == llvm::Triple::x86_64 ? "x86-64-v2" : "generic";
+  return create_machine(processor, "", llvm::CodeGenOptLevel::Default, diagnostics);
 }
 
 }  // namespace xcuda::ptx::host
