@@ -5,6 +5,9 @@
 #include <string>
 
 #include <lld/Common/Driver.h>
+#include <llvm/CodeGen/MachineModuleInfo.h>
+#include <llvm/CodeGen/Passes.h>
+#include <llvm/CodeGen/TargetPassConfig.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/CommandLine.h>
@@ -62,16 +65,33 @@ void set_code_generation_option(std::string_view name, std::string_view value) {
   if (auto found = options.find(name); found != options.end()) found->second->addOccurrence(0, name, value);
 }
 
-std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, std::string_view target,
-                                 DiagnosticSink& diagnostics) {
+std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& target_machine, std::string_view target,
+                                 DiagnosticSink& diagnostics, std::initializer_list<llvm::AnalysisID> passes_left_out) {
+  // Every target that generates code has an LLVMTargetMachine.
+  auto& machine = static_cast<llvm::LLVMTargetMachine&>(target_machine);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream stream(buffer);
   limit_scheduling_regions();
+  // What LLVMTargetMachine::addPassesToEmitFile does, with a place between making the pipeline's
+  // configuration and filling it in, where passes can be left out of it for this target alone
+  // (their command-line options would reach every target in the process).
   llvm::legacy::PassManager passes;
-  if (machine.addPassesToEmitFile(passes, stream, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+  auto* machine_code = new llvm::MachineModuleInfoWrapperPass(&machine);
+  llvm::TargetPassConfig* configuration = machine.createPassConfig(passes);
+  configuration->setDisableVerify(true);
+  for (llvm::AnalysisID pass : passes_left_out) configuration->disablePass(pass);
+  passes.add(configuration);
+  passes.add(machine_code);
+  const bool unsupported = configuration->addISelPasses();
+  if (!unsupported) {
+    configuration->addMachinePasses();
+    configuration->setInitialized();
+  }
+  if (unsupported || machine.addAsmPrinter(passes, stream, nullptr, llvm::CodeGenFileType::ObjectFile, machine_code->getMMI().getContext())) {
     diagnostics.error(SourceLocation{0, 0}, "the " + std::string(target) + " target cannot emit object files");
     return {};
   }
+  passes.add(llvm::createFreeMachineFunctionPass());
   passes.run(module);
   return std::vector<uint8_t>(buffer.begin(), buffer.end());
 }

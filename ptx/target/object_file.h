@@ -13,6 +13,7 @@
 namespace llvm {
 class Module;
 class TargetMachine;
+using AnalysisID = const void*;
 }  // namespace llvm
 
 namespace xcuda::ptx {
@@ -21,9 +22,11 @@ namespace xcuda::ptx {
 // process: every target's code generation in it sees the setting.
 void set_code_generation_option(std::string_view name, std::string_view value);
 
-// An empty vector and a diagnostic naming `target` when the machine cannot emit objects.
+// An empty vector and a diagnostic naming `target` when the machine cannot emit objects. The
+// code generator's passes `passes_left_out` (LLVM's pass IDs, such as &llvm::MachineSchedulerID)
+// do not run.
 std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& machine, std::string_view target,
-                                 DiagnosticSink& diagnostics);
+                                 DiagnosticSink& diagnostics, std::initializer_list<llvm::AnalysisID> passes_left_out = {});
 
 // Links `objects` with lld's ELF driver and `options` ("-r", or "-shared" and its company).
 // `what` names the result in a diagnostic when lld refuses.
