@@ -41,7 +41,12 @@ function(xcuda_link_llvm_statically target)
   target_include_directories(${target} SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS})
 endfunction()
 
+# spdlog and fmt as headers only: their shared libraries would load the shared C++ runtime into
+# the xcuda tool, whose thousands of relocations the loader resolved at every start.
 find_package(spdlog REQUIRED)
+add_library(xcuda_logging INTERFACE)
+target_compile_definitions(xcuda_logging INTERFACE SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
+target_include_directories(xcuda_logging SYSTEM INTERFACE $<TARGET_PROPERTY:spdlog::spdlog_header_only,INTERFACE_INCLUDE_DIRECTORIES>)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
