@@ -20,6 +20,11 @@ namespace {
 // once the tensor cores' dot products came from the builtin library: the nvcc corpus's sm_90
 // modules took 1.59 of ptxas's time in all instead of 1.66, but its small modules 10-35% more
 // (graph_conditional, grid_2d, saxpy), mma_numerics.cu's 4-8% (tests/bench/compile_speed).
+// At 700, the benchmark suite's module took 124-126 ms of wall-clock time instead of 154-160 and
+// guarded_regions.cu's 99-103 instead of 130-132, but block_barriers.cu's 177-183 instead of
+// 169-171 and mma_numerics.cu's 56 instead of 47 (three shares on two threads); at 50,
+// multiple_kernels.cu 36 instead of 38 for a quarter more CPU time (`perf stat -r 10`, twice).
+// Each share costs 3-5 ms of CPU more, and the weights below misjudge kernels by up to 20 times.
 constexpr size_t minimum_share_statements = 1000;
 
 // What a statement costs to compile, in plain statements. A warp collective or a matrix
