@@ -640,6 +640,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     fallback->setAttributes(block->getAttributes());
     fallback->addFnAttr(llvm::Attribute::NoInline);
     fallback->addFnAttr(warp_lanes_fallback_attribute);
+    block->addFnAttr(warp_path_attribute);
     builder.SetInsertPoint(threads);
     builder.CreateCall(fallback, {parameters, frame});
     builder.CreateRetVoid();

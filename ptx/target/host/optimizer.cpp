@@ -1,3 +1,5 @@
+#include <functional>
+
 #include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/LLVMContext.h>
@@ -133,6 +135,10 @@ llvm::ModulePassManager quick_pipeline() {
   return passes;
 }
 
+// What a function's loops run over, for the passes that copy code (below): a block's threads, or
+// (warp_lanes.h) warps and their lanes, or the threads of a warp path's fallback.
+enum class Path { threads, warps, fallback };
+
 // -O2 and -O3: LLVM's -O3 list cut down to what PTX from nvcc still needs. nvcc has inlined,
 // unrolled and shared common expressions already; what is new is the host target's own code,
 // loops over a block's threads (block_function.cpp) that inline a kernel's body once per region.
@@ -144,8 +150,17 @@ llvm::ModulePassManager quick_pipeline() {
 // unswitching, unrolling and the vectoriser. On tests/cuda/whole_warps.cu's module that took
 // the optimiser and code generator from 1.15 to 0.78 s; the benchmark suite's reduce_shuffle,
 // forced onto its fallback, ran in 36-42 ms instead of 24-25 (30 ms with them; its warp path:
-// 0.8 ms).
-llvm::FunctionPassManager optimization(bool fallback) {
+// 0.8 ms). A warp path goes without non-trivial unswitching, which copies every loop around a
+// uniform branch to spare a test made once per warp rather than once per thread. In
+// tests/cuda/whole_warps.cu's rotations kernel, whose loop nvcc unrolled four times, the tests
+// of its trip count made four copies of the loops over warps; without them the kernel compiled
+// in 30 ms of CPU instead of 34-35.5 (`perf stat -r 10 xcuda compile --target host -j 1
+// --whole-warp-blocks --kernel`, two alternations), the module in 99.5-101.5 instead of 103-105,
+// and it ran faster: 200 rotations over 65536 threads in 0.55-0.95 ms instead of 1.3-1.6 (the
+// same checksum). No other object of the 46 sm_90 modules of the nvcc corpus changed, for blocks
+// of whole warps or of any width.
+llvm::FunctionPassManager optimization(Path path) {
+  const bool fallback = path == Path::fallback;
   // The simplification again, in -O3's order and with MemorySSA: each inlined copy now sees its
   // region's resume point as a constant, and per-thread stores followed by loads of them.
   llvm::FunctionPassManager function;
@@ -157,7 +172,7 @@ llvm::FunctionPassManager optimization(bool fallback) {
   // 46 sm_90 modules of the nvcc corpus, for blocks of any width and of whole warps; a 1.8 MB
   // libcusparse module) and took 1% of the instructions compiling tests/cuda/whole_warps.cu.
   function.addPass(loop_passes(/*memory_ssa=*/true, llvm::LICMPass(llvm::LICMOptions()), llvm::LoopRotatePass(),
-                               llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/!fallback)));
+                               llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/path == Path::threads)));
   function.addPass(llvm::SimplifyCFGPass());
   function.addPass(loop_passes(/*memory_ssa=*/false, IndVarSimplifyKernelLoops(), llvm::LoopDeletionPass(), llvm::LoopFullUnrollPass(3)));
   function.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
@@ -189,17 +204,18 @@ llvm::FunctionPassManager optimization(bool fallback) {
   return function;
 }
 
-// Each function through `passes`, a warp path's fallback through `fallback_passes` (see
-// warp_lanes.h), or not at all where it may never run (unused_fallbacks.h): LaneExchanges
-// optimises such a fallback if it turns out needed.
+// Each function through the passes `passes` gives for its path, but a warp path's fallback that
+// may never run (unused_fallbacks.h) not at all: LaneExchanges optimises such a fallback if it
+// turns out needed.
 struct EachFunction : llvm::PassInfoMixin<EachFunction> {
-  EachFunction(llvm::FunctionPassManager passes, llvm::FunctionPassManager fallback_passes, bool whole_warp_blocks)
-      : passes(std::move(passes)), fallback_passes(std::move(fallback_passes)), whole_warp_blocks(whole_warp_blocks) {}
+  EachFunction(const std::function<llvm::FunctionPassManager(Path)>& passes, bool whole_warp_blocks)
+      : threads(passes(Path::threads)), warps(passes(Path::warps)), fallback(passes(Path::fallback)), whole_warp_blocks(whole_warp_blocks) {}
   llvm::PreservedAnalyses run(llvm::Function& function, llvm::FunctionAnalysisManager& analyses) {
-    if (!function.hasFnAttribute(warp_lanes_fallback_attribute)) return passes.run(function, analyses);
-    return whole_warp_blocks ? llvm::PreservedAnalyses::all() : fallback_passes.run(function, analyses);
+    if (function.hasFnAttribute(warp_lanes_fallback_attribute))
+      return whole_warp_blocks ? llvm::PreservedAnalyses::all() : fallback.run(function, analyses);
+    return (function.hasFnAttribute(warp_path_attribute) ? warps : threads).run(function, analyses);
   }
-  llvm::FunctionPassManager passes, fallback_passes;
+  llvm::FunctionPassManager threads, warps, fallback;
   bool whole_warp_blocks;
 };
 
@@ -211,13 +227,13 @@ struct EachFunction : llvm::PassInfoMixin<EachFunction> {
 llvm::ModulePassManager optimizing_pipeline(bool whole_warp_blocks) {
   llvm::ModulePassManager passes;
   // Each function once, before the thread loops make copies of it.
-  passes.addPass(llvm::createModuleToFunctionPassAdaptor(EachFunction(simplification(), simplification(), whole_warp_blocks)));
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(EachFunction([](Path) { return simplification(); }, whole_warp_blocks)));
   passes.addPass(llvm::AlwaysInlinerPass());
-  passes.addPass(llvm::createModuleToFunctionPassAdaptor(EachFunction(optimization(false), optimization(true), whole_warp_blocks)));
+  passes.addPass(llvm::createModuleToFunctionPassAdaptor(EachFunction(optimization, whole_warp_blocks)));
   // Functions the thread loops inlined everywhere still call the target's intrinsics, which only
   // the block functions' code defines.
   passes.addPass(llvm::GlobalDCEPass());
-  add_last_passes(passes, optimization(false));
+  add_last_passes(passes, optimization(Path::threads));
   if (whole_warp_blocks) {
     passes.addPass(RemoveUnusedFallbacks());
     // What only the removed fallbacks called.

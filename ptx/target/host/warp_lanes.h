@@ -48,6 +48,10 @@ llvm::Value* load_warp_lanes_switch(llvm::IRBuilder<>& builder, const std::strin
 // optimised fully after all.
 inline constexpr const char* warp_lanes_fallback_attribute = "xcuda-warp-lanes-fallback";
 
+// The attribute of a block function with a warp path, whose loops run over warps and their lanes
+// and which the optimiser spares non-trivial unswitching (optimizer.cpp).
+inline constexpr const char* warp_path_attribute = "xcuda-warp-path";
+
 // Marks the calls `function` makes to functions the inliner would take as not to be inlined
 // yet: `function` belongs to a fallback that may never run (unused_fallbacks.h). LaneExchanges
 // inlines them should the fallback turn out needed.
