@@ -43,6 +43,14 @@ class TemporaryFile {
 // lld keeps global state: one link at a time in the process.
 std::mutex lld_mutex;
 
+// The code generator's settings made so far (set_code_generation_option), as command-line
+// options. lld's ELF driver resets every LLVM option to its default before it reads its -mllvm
+// options, so each link hands them back as such: without them, every compile after a module's
+// shares were linked, or after an AMDGPU code object, ran with LLVM's defaults (loop strength
+// reduction among them) for the rest of the process.
+std::mutex settings_mutex;
+std::vector<std::string> settings;
+
 // The instruction schedulers build a graph of a block's memory operations in which each may
 // depend on every earlier one it could alias, in time that grows with the square of their number
 // until it reaches LLVM's "huge region" size (1000), where the graph is cut. A warp's lanes as
@@ -62,7 +70,11 @@ void limit_scheduling_regions() {
 
 void set_code_generation_option(std::string_view name, std::string_view value) {
   auto& options = llvm::cl::getRegisteredOptions();
-  if (auto found = options.find(name); found != options.end()) found->second->addOccurrence(0, name, value);
+  auto found = options.find(name);
+  if (found == options.end()) return;
+  found->second->addOccurrence(0, name, value);
+  std::lock_guard lock(settings_mutex);
+  settings.push_back("-" + std::string(name) + "=" + std::string(value));
 }
 
 std::vector<uint8_t> emit_object(llvm::Module& module, llvm::TargetMachine& target_machine, std::string_view target,
@@ -113,6 +125,8 @@ std::vector<uint8_t> link_objects(std::span<const std::vector<uint8_t>> objects,
   }
   std::vector<const char*> arguments{"ld.lld"};
   arguments.insert(arguments.end(), options.begin(), options.end());
+  std::lock_guard settings_lock(settings_mutex);
+  for (const std::string& setting : settings) arguments.insert(arguments.end(), {"-mllvm", setting.c_str()});
   for (const auto& input : inputs) arguments.push_back(input->path());
   arguments.insert(arguments.end(), {"-o", output.path()});
   std::string messages;

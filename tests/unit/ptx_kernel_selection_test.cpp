@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include <llvm/Support/CommandLine.h>
+
 #include "compiler.h"
 #include "diagnostics.h"
 #include "kernel_selection.h"
@@ -146,6 +148,22 @@ TEST(KernelShares, SharesGiveTheSameKernelsInTheModulesOrder) {
   ASSERT_EQ(shared.module.kernels.size(), 3u);
   for (size_t index = 0; index < 3; ++index) EXPECT_EQ(shared.module.kernels[index].name, whole.module.kernels[index].name);
   EXPECT_FALSE(shared.object.empty());
+}
+
+// lld's driver resets every LLVM option before it reads its own, and linking a module's shares
+// runs it in the process: the code generator's settings (target/object_file.h) must outlive it
+// for the compiles that follow.
+TEST(KernelShares, CodeGenerationSettingsOutliveLinkingTheShares) {
+  CompileOptions options;
+  options.threads = 2;
+  CompileResult shared = compile(header() + kernel("first", 2500) + kernel("second", 2500), options);
+  ASSERT_TRUE(shared.ok()) << shared.diagnostics.front().to_string();
+  ASSERT_EQ(shared.pass_times.back().pass, "host: compile in shares on threads");
+  auto& registered = llvm::cl::getRegisteredOptions();
+  for (const char* setting : {"disable-lsr", "grow-region-complexity-budget", "dag-maps-huge-region"}) {
+    ASSERT_TRUE(registered.contains(setting)) << setting;
+    EXPECT_EQ(registered[setting]->getNumOccurrences(), 1) << setting;
+  }
 }
 
 }  // namespace
