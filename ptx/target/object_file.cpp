@@ -47,7 +47,8 @@ std::mutex lld_mutex;
 // options. lld's ELF driver resets every LLVM option to its default before it reads its -mllvm
 // options, so each link hands them back as such: without them, every compile after a module's
 // shares were linked, or after an AMDGPU code object, ran with LLVM's defaults (loop strength
-// reduction among them) for the rest of the process.
+// reduction among them) for the rest of the process. A compile that sets up its code generator on
+// another thread in the moment between lld's reset and its reading them still sees the defaults.
 std::mutex settings_mutex;
 std::vector<std::string> settings;
 
