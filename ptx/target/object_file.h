@@ -19,7 +19,8 @@ using AnalysisID = const void*;
 namespace xcuda::ptx {
 
 // Sets a code generator setting that LLVM has only as a command-line option, for the whole
-// process: every target's code generation in it sees the setting.
+// process: every target's code generation in it sees the setting, after links too (lld resets
+// LLVM's options; link_objects hands the settings back).
 void set_code_generation_option(std::string_view name, std::string_view value);
 
 // An empty vector and a diagnostic naming `target` when the machine cannot emit objects. The
