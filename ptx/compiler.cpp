@@ -167,12 +167,8 @@ CompileResult run_passes(std::span<const Pass> pipeline, std::string_view ptx_te
 void host_compile_in_shares(Compilation& compilation) {
   const CompileOptions& options = compilation.options;
   if (options.threads <= 1 || !options.ir_dump_prefix.empty()) return;
-  // Four shares per thread, which the threads take heaviest first as they come free: the sizes
-  // are estimates (kernel_selection.cpp), and a thread that drew a share lighter than its
-  // estimate takes another. On two threads, tests/cuda/whole_warps.cu's five kernels took 0.48 s
-  // in two shares, 0.41 in four, 0.34 in five; a 1.8 MB libcusparse module 2.26 s in two, 1.95
-  // in eight (sixteen: no faster).
-  std::vector<std::vector<std::string>> shares = share_out_kernels(compilation.syntax, 4 * options.threads);
+  // The threads take the shares heaviest first as they come free (kernel_selection.h).
+  std::vector<std::vector<std::string>> shares = share_out_kernels(compilation.syntax, options.threads);
   if (shares.size() <= 1) return;
   std::vector<CompileResult> results(shares.size());
   {

@@ -8,50 +8,44 @@
 namespace xcuda::ptx {
 namespace {
 
-// Below this many statements a share costs more than its thread saves: each share parses the
-// text its kernels reach again, defines the runtime's services and compiles the helpers its
-// kernels call again (tests/cuda/whole_warps.cu on one thread: 110 ms of CPU in one share, 121 in
-// five), and -O3 compiles some 10 000 statements a second (a 1.8 MB libcusparse module, one
-// thread). tests/cuda/mma_numerics.cu's module (7 kernels; six mma.sync, weighed as below)
-// compiled in 0.136 s in two shares, 0.228 s in one. At 500 or 250, modules of barrier kernels
-// took 10-25% less wall-clock time in more shares, but mma_numerics.cu's 5-13% more (0.068 ->
-// 0.072 and 0.077 s, `perf stat -r 5 xcuda compile --target host --whole-warp-blocks`, twice;
-// with each thread's target machine kept, 0.065 -> 0.066-0.068 and 0.071-0.073). Again at 500
-// once the tensor cores' dot products came from the builtin library: the nvcc corpus's sm_90
-// modules took 1.59 of ptxas's time in all instead of 1.66, but its small modules 10-35% more
-// (graph_conditional, grid_2d, saxpy), mma_numerics.cu's 4-8% (tests/bench/compile_speed).
-// At 700, the benchmark suite's module took 124-126 ms of wall-clock time instead of 154-160 and
-// guarded_regions.cu's 99-103 instead of 130-132, but block_barriers.cu's 177-183 instead of
-// 169-171 and mma_numerics.cu's 56 instead of 47 (three shares on two threads); at 50,
-// multiple_kernels.cu 36 instead of 38 for a quarter more CPU time (`perf stat -r 10`, twice).
-// Each share costs 3-5 ms of CPU more, and the weights below misjudge kernels by up to 20 times.
-constexpr size_t minimum_share_statements = 1000;
+// What compiling a kernel for the host at -O3 costs, in microseconds of CPU time, fitted to 156
+// kernels (every kernel of the 28 sm_90 modules of the nvcc corpus with more than one, and 24 of
+// a 1.8 MB libcusparse module): each kernel's `xcuda compile --target host -j 1
+// --whole-warp-blocks --kernel` less a `ret;` kernel's. A statement costs about 85 us; a kernel
+// 1.5-3.5 ms whatever its size (2 keeps a module of 18 one-line kernels, which take 0.5 ms each,
+// whole); a warp collective or matrix instruction, an exchange among a warp's lanes, 0.5 ms, and
+// 5.4 inside a loop, whose header the warp path cuts the kernel at (warp_lanes.h); a block
+// barrier starts a region, which the host's block function runs in loops over the block's threads
+// of its own (block_function.cpp), 0.56 ms, and having any costs 13.5 ms more. Kernels with
+// barriers still vary the most (7 to 90 ms): for the kernels over 5 ms the median error is a
+// factor of 1.47, and a tenth are misjudged by more than 3.2 times; the weights of before
+// (statements weighed 1, exchanges 300 or 600, barriers 50) were, scaled to fit, 4.3 and 11.
+constexpr size_t kernel_microseconds = 2000;
+constexpr size_t statement_microseconds = 85;
+constexpr size_t lane_exchange_microseconds = 500;
+constexpr size_t looped_lane_exchange_microseconds = 5400;
+constexpr size_t block_barrier_microseconds = 560;
+constexpr size_t barrier_kernel_microseconds = 13500;
 
-// What a statement costs to compile, in plain statements. A warp collective or a matrix
-// instruction on the host is an exchange among a warp's lanes, compiled both as vectors of 32
-// lanes and as a loop over threads through memory: tests/cuda/whole_warps.cu, 511 statements
-// of which 50 shuffles, votes and matches, takes as long at -O3 as some 15 000 plain ones. A
-// block barrier starts a region, which the host's block function runs in loops over the block's
-// threads of its own (block_function.cpp): in the nvcc corpus a barrier took as long as 30 to 70
-// plain statements. Weighed so, the benchmark suite's module (819 statements, 35 barriers) and
-// tests/cuda/block_barriers.cu's (895, 92) compile in shares on two threads: 215 -> 151 and 269
-// -> 176 ms (`perf stat -r 5 xcuda compile --target host --whole-warp-blocks`).
-// A lane exchange inside a loop weighs twice that: the warp path cuts a kernel at the header of a
-// loop around one (warp_lanes.h), whose code then comes once more. tests/cuda/whole_warps.cu's
-// rotations kernel (63 statements, five shuffles in two loops) took 30 ms to compile, row_sums
-// (98, five shuffles and votes outside loops) 16; weighed so, the module's shares on two threads
-// start with its two heaviest kernels, and it compiled in 78-82 ms instead of 85-87 (`perf stat
-// -r 10 xcuda compile --target host --whole-warp-blocks`, three alternations).
-size_t compile_cost(const Statement& statement, bool in_loop) {
+// A share of a module costs 3-4 ms of CPU time of its own (tests/cuda/whole_warps.cu's five
+// kernels in five shares on one thread: 115-117 ms, in one 98.5-99.5; `perf stat -r 10`, two
+// alternations): no share is made for less than this much work.
+constexpr size_t minimum_share_microseconds = 20000;
+
+bool is_block_barrier(const Instruction& instruction) {
+  const bool warp_barrier = std::any_of(instruction.modifiers.begin(), instruction.modifiers.end(),
+                                        [](const Modifier& modifier) { return modifier.word == "warp"; });
+  return (instruction.opcode == "bar" || instruction.opcode == "barrier") && !warp_barrier;
+}
+
+size_t compile_microseconds(const Statement& statement, bool in_loop) {
   static const std::unordered_set<std::string_view> lane_exchanges = {"shfl", "vote", "match", "redux", "mma",
                                                                       "wmma", "ldmatrix", "stmatrix", "wgmma"};
   const auto* instruction = std::get_if<Instruction>(&statement);
-  if (instruction == nullptr) return 1;
-  if (lane_exchanges.contains(instruction->opcode)) return in_loop ? 600 : 300;
-  const bool warp_barrier = std::any_of(instruction->modifiers.begin(), instruction->modifiers.end(),
-                                        [](const Modifier& modifier) { return modifier.word == "warp"; });
-  if ((instruction->opcode == "bar" || instruction->opcode == "barrier") && !warp_barrier) return 50;
-  return 1;
+  if (instruction == nullptr) return statement_microseconds;
+  if (lane_exchanges.contains(instruction->opcode)) return in_loop ? looped_lane_exchange_microseconds : lane_exchange_microseconds;
+  if (is_block_barrier(*instruction)) return block_barrier_microseconds;
+  return statement_microseconds;
 }
 
 // Every name a statement mentions: operands (a call's callee and a function's address taken by
@@ -75,14 +69,19 @@ void visit_names(const Statement& statement, const Visit& visit) {
     visit_names(*declaration, visit);
 }
 
-// A function's name as an operand of anything but a call's callee.
+// A function's name as an operand of anything but a call's callee, or in a variable's
+// initialiser: a table of function pointers (a vtable) holds the first share's copies, which the
+// first share compiles for its own kernels (a virtual function that waits at a block barrier runs
+// on the fibers of the kernels that share found calling it).
 bool takes_function_addresses(const Module& module) {
   std::unordered_set<std::string_view> functions;
   for (const Function& function : module.functions) functions.insert(function.name);
   bool taken = false;
   auto visit = [&](const std::string& name) { taken = taken || functions.contains(name); };
+  for (const VariableDeclaration& variable : module.variables) visit_names(variable, visit);
   for (const Function& function : module.functions)
     for (const Statement& statement : function.body) {
+      if (const auto* declaration = std::get_if<VariableDeclaration>(&statement)) visit_names(*declaration, visit);
       const auto* instruction = std::get_if<Instruction>(&statement);
       if (instruction == nullptr) continue;
       // call [.uni] (results), callee, (arguments)[, prototype]: the callee follows the results.
@@ -142,11 +141,12 @@ std::unordered_set<std::string> reachable_functions(const Module& module, std::s
   });
 }
 
-std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned count) {
+std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned threads) {
   std::vector<std::string> kernels;
   for (const Function& function : module.functions)
     if (function.is_entry && function.has_body) kernels.push_back(function.name);
   std::unordered_map<std::string_view, size_t> costs;
+  std::unordered_set<std::string_view> with_block_barriers;
   for (const Function& function : module.functions) {
     // Loops: the statements from a label to a branch back to it, counted as each starts and ends.
     std::unordered_map<std::string_view, size_t> labels;
@@ -163,7 +163,9 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
     int depth = 0;
     for (size_t index = 0; index < function.body.size(); ++index) {
       depth += loops_entered[index];
-      costs[function.name] += compile_cost(function.body[index], depth > 0);
+      costs[function.name] += compile_microseconds(function.body[index], depth > 0);
+      if (const auto* instruction = std::get_if<Instruction>(&function.body[index]); instruction != nullptr && is_block_barrier(*instruction))
+        with_block_barriers.insert(function.name);
     }
   }
   // A kernel's size: the cost of its statements and of those of the functions it calls. What the
@@ -171,13 +173,26 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
   CallGraph graph(module);
   std::vector<size_t> sizes;
   for (const std::string& kernel : kernels) {
-    size_t size = 0;
-    for (const std::string& name : graph.reach([&](const auto& reach) { reach(kernel); })) size += costs[name];
-    sizes.push_back(size);
+    size_t size = kernel_microseconds;
+    bool barriers = false;
+    for (const std::string& name : graph.reach([&](const auto& reach) { reach(kernel); })) {
+      size += costs[name];
+      barriers = barriers || with_block_barriers.contains(name);
+    }
+    sizes.push_back(size + (barriers ? barrier_kernel_microseconds : 0));
   }
   size_t total = std::accumulate(sizes.begin(), sizes.end(), size_t{0});
-  size_t shares = std::min<size_t>({count, kernels.size(), total / minimum_share_statements});
-  if (shares <= 1 || takes_function_addresses(module)) return {kernels};
+  // Four shares a thread at most, which the threads take heaviest first as they come free: the
+  // sizes are estimates, and a thread that drew a share lighter than its estimate takes another.
+  // On two threads, tests/cuda/whole_warps.cu's five kernels took 0.48 s in two shares, 0.41 in
+  // four, 0.34 in five; a 1.8 MB libcusparse module 2.26 s in two, 1.95 in eight (sixteen: no
+  // faster). A few shares of several kernels each come in a multiple of the threads, else the
+  // share left over runs alone: tests/cuda/mma_numerics.cu's seven kernels took 53.5 ms of
+  // wall-clock time in three shares on two threads, 43.5 in two (`xcuda compile --target host
+  // --whole-warp-blocks`, medians of five runs).
+  size_t shares = std::min<size_t>({4 * size_t{threads}, kernels.size(), total / minimum_share_microseconds});
+  if (shares > threads && shares < kernels.size()) shares -= shares % threads;
+  if (shares <= 1 || threads <= 1 || takes_function_addresses(module)) return {kernels};
   std::vector<size_t> order(kernels.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t left, size_t right) { return sizes[left] > sizes[right]; });

@@ -15,11 +15,11 @@ namespace xcuda::ptx {
 // variables name (a table of function pointers), by name.
 std::unordered_set<std::string> reachable_functions(const Module& module, std::span<const std::string> kernels);
 
-// The module's kernels in up to `count` shares of about equal size, largest first into the
-// lightest share, in their order in the module within each share; the heaviest share first.
-// One share when threads would
-// gain nothing: a small module, or one whose code takes a function's address (each share compiles
-// its own copy of the functions it reaches, and the copies' addresses would differ).
-std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned count);
+// The module's kernels in shares for `threads` threads to compile, of about equal estimated cost,
+// largest first into the lightest share, in their order in the module within each share; the
+// heaviest share first. One share when threads would gain nothing: a small module, or one whose
+// code takes a function's address (each share compiles its own copy of the functions it reaches,
+// and the copies' addresses would differ).
+std::vector<std::vector<std::string>> share_out_kernels(const Module& module, unsigned threads);
 
 }  // namespace xcuda::ptx

@@ -34,36 +34,41 @@ Module parsed(const std::string& text) {
   return module;
 }
 
-TEST(KernelShares, LargeKernelsAreSharedOutLargestFirstIntoTheLightestShare) {
-  Module module = parsed(header() + kernel("small", 1000) + kernel("large", 5000) + kernel("middle", 3000) +
-                         kernel("other", 2000));
+// Sizes are estimates of the CPU time a kernel takes to compile (kernel_selection.cpp): some 2 ms
+// a kernel and 85 us a statement, so a kernel of 100 additions comes to 10.8 ms.
+TEST(KernelShares, KernelsAreSharedOutLargestFirstIntoTheLightestShare) {
+  Module module = parsed(header() + kernel("small", 50) + kernel("large", 150) + kernel("middle", 100) + kernel("other", 75));
   auto shares = share_out_kernels(module, 2);
-  // large (5000) to the first; middle (3000) and other (2000) to the second; small (1000) to the
-  // first, the earlier of two equally light. Each share keeps the module's order.
+  // 41 ms of work: two shares. large (15 ms) to the first; middle (10.8) and other (8.6) to the
+  // second; small (6.5) to the first, then the lighter. Each share keeps the module's order, and
+  // the heavier comes first.
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_EQ(shares[0], std::vector<std::string>({"small", "large"}));
   EXPECT_EQ(shares[1], std::vector<std::string>({"middle", "other"}));
 }
 
 TEST(KernelShares, ASmallModuleStaysWhole) {
-  Module module = parsed(header() + kernel("first", 900) + kernel("second", 900));
+  Module module = parsed(header() + kernel("first", 50) + kernel("second", 50));
   EXPECT_EQ(share_out_kernels(module, 8).size(), 1u);
 }
 
-// Ten butterfly shuffles cost as much to compile as thousands of additions: the host compiles
-// each as an exchange among a warp's lanes, twice.
+// A warp shuffle costs as much to compile as some six additions: the host compiles it as an
+// exchange among a warp's lanes.
 TEST(KernelShares, WarpShufflesWeighMoreThanTheirCount) {
-  auto shuffling = [](const std::string& name) {
+  auto shuffling = [](const std::string& name, const std::string& statement) {
     std::string text = ".visible .entry " + name + "()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\n";
-    for (int index = 0; index < 10; ++index) text += "  shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;\n";
+    for (int index = 0; index < 40; ++index) text += "  " + statement + ";\n";
     return text + "  ret;\n}\n";
   };
-  Module module = parsed(header() + shuffling("first") + shuffling("second"));
-  EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
+  const std::string shuffle = "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1";
+  EXPECT_EQ(share_out_kernels(parsed(header() + shuffling("first", shuffle) + shuffling("second", shuffle)), 2).size(), 2u);
+  const std::string addition = "add.u32 %r1, %r1, 1";
+  EXPECT_EQ(share_out_kernels(parsed(header() + shuffling("first", addition) + shuffling("second", addition)), 2).size(), 1u);
 }
 
-// Each block barrier starts a region the host runs in loops over the block's threads of its own:
-// twenty of them weigh as much as a thousand additions. A warp's barrier starts none.
+// Each block barrier starts a region the host runs in loops over the block's threads of its own,
+// and a kernel with any costs a block function of regions: two kernels of twenty barriers weigh
+// enough for two shares. A warp's barrier starts none.
 TEST(KernelShares, BlockBarriersWeighMoreThanTheirCount) {
   auto synchronising = [](const std::string& name, const std::string& barrier) {
     std::string text = ".visible .entry " + name + "()\n{\n  .reg .b32 %r<2>;\n  mov.u32 %r1, 0;\n";
@@ -76,10 +81,10 @@ TEST(KernelShares, BlockBarriersWeighMoreThanTheirCount) {
   EXPECT_EQ(share_out_kernels(warps, 2).size(), 1u);
 }
 
-// A warp's shuffle inside a loop weighs twice one outside: the warp path cuts the kernel at the
-// loop's header. Four shuffles in a loop then outweigh six outside one, and the heavier share
-// comes first.
-TEST(KernelShares, LaneExchangesInsideLoopsWeighTwice) {
+// A warp's shuffle inside a loop weighs ten times one outside: the warp path cuts the kernel at
+// the loop's header. Four shuffles in a loop then outweigh thirty outside one, and the heavier
+// share comes first.
+TEST(KernelShares, LaneExchangesInsideLoopsWeighMore) {
   auto shuffling = [](const std::string& name, int shuffles, bool looped) {
     std::string text = ".visible .entry " + name + "()\n{\n  .reg .pred %p<2>;\n  .reg .b32 %r<3>;\n  mov.u32 %r1, 0;\n";
     if (looped) text += "$again:\n";
@@ -87,21 +92,32 @@ TEST(KernelShares, LaneExchangesInsideLoopsWeighTwice) {
     if (looped) text += "  add.u32 %r2, %r2, 1;\n  setp.lt.u32 %p1, %r2, 8;\n  @%p1 bra $again;\n";
     return text + "  ret;\n}\n";
   };
-  Module module = parsed(header() + shuffling("straight", 6, false) + shuffling("looped", 4, true));
+  Module module = parsed(header() + shuffling("straight", 30, false) + shuffling("looped", 4, true));
   std::vector<std::vector<std::string>> shares = share_out_kernels(module, 2);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_EQ(shares[0], (std::vector<std::string>{"looped"}));
 }
 
-TEST(KernelShares, NoMoreSharesThanThreadsOrKernels) {
-  Module module = parsed(header() + kernel("first", 3000) + kernel("second", 3000) + kernel("third", 3000));
-  EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
-  EXPECT_EQ(share_out_kernels(module, 16).size(), 3u);
+// Twelve kernels of 27.7 ms: a share each on many threads, four a thread on two, and none on one.
+TEST(KernelShares, NoMoreSharesThanKernelsOrFourAThread) {
+  std::string text = header();
+  for (int index = 0; index < 12; ++index) text += kernel("kernel" + std::to_string(index), 300);
+  Module module = parsed(text);
+  EXPECT_EQ(share_out_kernels(module, 16).size(), 12u);
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 8u);
   EXPECT_EQ(share_out_kernels(module, 1).size(), 1u);
 }
 
+// Seven kernels of 10.8 ms weigh three shares' worth; on two threads the third would run alone
+// after the first two, so they come in two.
+TEST(KernelShares, AFewSharesComeInAMultipleOfTheThreads) {
+  std::string text = header();
+  for (int index = 0; index < 7; ++index) text += kernel("kernel" + std::to_string(index), 100);
+  EXPECT_EQ(share_out_kernels(parsed(text), 2).size(), 2u);
+}
+
 TEST(KernelShares, CallingAFunctionFromTwoSharesIsFine) {
-  Module module = parsed(header() + helper() + kernel("first", 3000, "helper") + kernel("second", 3000, "helper"));
+  Module module = parsed(header() + helper() + kernel("first", 300, "helper") + kernel("second", 300, "helper"));
   EXPECT_EQ(share_out_kernels(module, 2).size(), 2u);
 }
 
@@ -109,7 +125,14 @@ TEST(KernelShares, CallingAFunctionFromTwoSharesIsFine) {
 TEST(KernelShares, TakingAFunctionsAddressKeepsTheModuleWhole) {
   std::string taker = ".visible .entry taker(.param .u64 out)\n{\n  .reg .b64 %rd<3>;\n  ld.param.u64 %rd1, [out];\n"
                       "  mov.u64 %rd2, helper;\n  st.global.u64 [%rd1], %rd2;\n  ret;\n}\n";
-  Module module = parsed(header() + helper() + taker + kernel("first", 3000, "helper") + kernel("second", 3000));
+  Module module = parsed(header() + helper() + taker + kernel("first", 300, "helper") + kernel("second", 300));
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 1u);
+}
+
+// A table of function pointers holds the first share's copies, compiled for its kernels only.
+TEST(KernelShares, ATableOfFunctionsKeepsTheModuleWhole) {
+  std::string table = ".global .u64 table[1] = {helper};\n";
+  Module module = parsed(header() + helper() + table + kernel("first", 300) + kernel("second", 300));
   EXPECT_EQ(share_out_kernels(module, 2).size(), 1u);
 }
 
@@ -127,7 +150,7 @@ TEST(KernelShares, AProblemEveryShareFindsIsReportedOnce) {
   CompileOptions options;
   options.file_name = "test.ptx";
   options.threads = 2;
-  CompileResult result = compile(header() + ".local .b32 private_word;\n" + kernel("first", 3000) + kernel("second", 3000), options);
+  CompileResult result = compile(header() + ".local .b32 private_word;\n" + kernel("first", 300) + kernel("second", 300), options);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.pass_times.back().pass, "host: compile in shares on threads");
   ASSERT_EQ(result.diagnostics.size(), 1u);
@@ -138,7 +161,7 @@ TEST(KernelShares, AProblemEveryShareFindsIsReportedOnce) {
 TEST(KernelShares, SharesGiveTheSameKernelsInTheModulesOrder) {
   CompileOptions options;
   options.threads = 3;
-  std::string text = header() + kernel("first", 2500) + kernel("second", 2500) + kernel("third", 2500);
+  std::string text = header() + kernel("first", 300) + kernel("second", 300) + kernel("third", 300);
   CompileResult shared = compile(text, options);
   ASSERT_TRUE(shared.ok()) << shared.diagnostics.front().to_string();
   EXPECT_EQ(shared.pass_times.back().pass, "host: compile in shares on threads");
@@ -156,7 +179,7 @@ TEST(KernelShares, SharesGiveTheSameKernelsInTheModulesOrder) {
 TEST(KernelShares, CodeGenerationSettingsOutliveLinkingTheShares) {
   CompileOptions options;
   options.threads = 2;
-  CompileResult shared = compile(header() + kernel("first", 2500) + kernel("second", 2500), options);
+  CompileResult shared = compile(header() + kernel("first", 300) + kernel("second", 300), options);
   ASSERT_TRUE(shared.ok()) << shared.diagnostics.front().to_string();
   ASSERT_EQ(shared.pass_times.back().pass, "host: compile in shares on threads");
   auto& registered = llvm::cl::getRegisteredOptions();
