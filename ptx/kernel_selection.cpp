@@ -70,9 +70,9 @@ void visit_names(const Statement& statement, const Visit& visit) {
 }
 
 // A function's name as an operand of anything but a call's callee, or in a variable's
-// initialiser: a table of function pointers (a vtable) holds the first share's copies, which the
-// first share compiles for its own kernels (a virtual function that waits at a block barrier runs
-// on the fibers of the kernels that share found calling it).
+// initialiser: a table of function pointers (a vtable) holds the first share's copies, compiled
+// for the first share's kernels only (tests/cuda/indirect_calls.cu's virtual functions, one of
+// which waits at a block barrier, faulted when called from a kernel of another share).
 bool takes_function_addresses(const Module& module) {
   std::unordered_set<std::string_view> functions;
   for (const Function& function : module.functions) functions.insert(function.name);
