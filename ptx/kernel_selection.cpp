@@ -29,7 +29,11 @@ constexpr size_t barrier_kernel_microseconds = 13500;
 
 // A share of a module costs 3-4 ms of CPU time of its own (tests/cuda/whole_warps.cu's five
 // kernels in five shares on one thread: 115-117 ms, in one 98.5-99.5; `perf stat -r 10`, two
-// alternations): no share is made for less than this much work.
+// alternations): no share is made for less than this much work. At 10 ms the small modules of
+// the nvcc corpus gained (grid_2d.cu 29.5 -> 22.7 ms of wall-clock time, multiple_kernels.cu
+// 37.8 -> 27.2) but mma_numerics.cu lost (43.5 -> 46.4) and block_barriers.cu (157.8 -> 165.4);
+// at 30, mma_numerics.cu took 69 ms and guarded_regions.cu 128 (`xcuda compile --target host
+// --whole-warp-blocks`, the three thresholds' binaries alternating, medians of six).
 constexpr size_t minimum_share_microseconds = 20000;
 
 bool is_block_barrier(const Instruction& instruction) {
@@ -145,6 +149,7 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
   std::vector<std::string> kernels;
   for (const Function& function : module.functions)
     if (function.is_entry && function.has_body) kernels.push_back(function.name);
+  if (threads <= 1 || kernels.size() <= 1 || takes_function_addresses(module)) return {kernels};
   std::unordered_map<std::string_view, size_t> costs;
   std::unordered_set<std::string_view> with_block_barriers;
   for (const Function& function : module.functions) {
@@ -192,7 +197,7 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
   // --whole-warp-blocks`, medians of five runs).
   size_t shares = std::min<size_t>({4 * size_t{threads}, kernels.size(), total / minimum_share_microseconds});
   if (shares > threads && shares < kernels.size()) shares -= shares % threads;
-  if (shares <= 1 || threads <= 1 || takes_function_addresses(module)) return {kernels};
+  if (shares <= 1) return {kernels};
   std::vector<size_t> order(kernels.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t left, size_t right) { return sizes[left] > sizes[right]; });
