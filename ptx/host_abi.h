@@ -46,6 +46,9 @@ struct BlockFrame {
   // Null and 0 for other kernels.
   uint8_t* dynamic_stack;
   uint64_t dynamic_stack_bytes;
+  // The launch's parameter buffer, the window isspacep.param asks about.
+  const uint8_t* parameters;
+  uint64_t parameter_bytes;
 };
 
 inline constexpr uint64_t dynamic_stack_header_bytes = 16;
@@ -96,13 +99,16 @@ inline constexpr const char* trap_symbol = "__xcuda_trap";              // [[nor
 // function: sets the condition of a CUgraphConditionalHandle. A handle that is not one fails the
 // launch with an illegal-address error, as a GPU's store through a stray handle would.
 inline constexpr const char* set_conditional_symbol = "__xcuda_set_conditional";  // void(uint64_t handle, uint32_t value)
-// An alloca that does not fit the thread's stack (or follows a stackrestore to a position that
-// is not on it) ends the launch as an illegal address, which is what an H200 reports for a
-// thread that writes past its stack.
 // clusterlaunchcontrol.try_cancel: cancels a block of the grid that has not started, if there is
 // one, writing the 16-byte response {cancelled (0 or 1), ctaid.x, ctaid.y, ctaid.z}.
 inline constexpr const char* try_cancel_symbol = "__xcuda_try_cancel";  // void(uint32_t response[4])
+// An alloca that does not fit the thread's stack (or follows a stackrestore to a position that
+// is not on it) ends the launch as an illegal address, which is what an H200 reports for a
+// thread that writes past its stack.
 inline constexpr const char* stack_overflow_symbol = "__xcuda_stack_overflow";  // [[noreturn]] void(const BlockFrame*, uint64_t bytes)
+// isspacep.local: whether `address` lies on the stack of the calling block thread (the host
+// thread running the block, or the block's fibers), where .local variables live.
+inline constexpr const char* thread_stack_contains_symbol = "__xcuda_thread_stack_contains";  // uint32_t(uint64_t address)
 
 // Texture and surface instructions call these. `object` is the instruction's 64-bit
 // CUtexObject/CUsurfObject, which the host backend makes the address of its descriptor.

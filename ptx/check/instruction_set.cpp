@@ -87,7 +87,8 @@ constexpr InstructionSignature instruction_set[] = {
     {"clusterlaunchcontrol", type_group | space_group | vector_group, "**",
      "try_cancel async mbarrier::complete_tx::bytes multicast::cluster::all query_cancel is_canceled get_first_ctaid "
      "get_first_ctaid::x get_first_ctaid::y get_first_ctaid::z"},
-    {"isspacep", space_group, "pt", ""},
+    // isspacep.space p, a: a is a generic address in a .u32 or .u64 register, with no type modifier
+    {"isspacep", space_group, "p*", ""},
     // dynamic stack: memory a thread allocates at run time (lower/dynamic_stack.cpp)
     {"alloca", type_group, "tt?*", ""},
     {"stacksave", type_group, "t", ""},

@@ -45,6 +45,13 @@ using BarrierOperation = host_abi::BarrierOperation;
 inline constexpr const char* mbarrier = "xcuda.mbarrier";
 using MbarrierOperation = host_abi::MbarrierOperation;
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
+// i1 (ptr context, i64 address): whether a generic address lies in the block's shared memory,
+// in the thread's local memory (its .local variables and run-time allocations), or among the
+// kernel's parameters (isspacep; lower/memory.cpp makes .global and .const of these and of the
+// module's variables). Where each window lies is known only as the block runs.
+inline constexpr const char* in_shared_window = "xcuda.isspacep.shared";
+inline constexpr const char* in_local_window = "xcuda.isspacep.local";
+inline constexpr const char* in_parameter_window = "xcuda.isspacep.param";
 
 // A thread's stack of run-time allocations (PTX alloca, stacksave, stackrestore), separate from
 // the storage of .local variables, which the target places itself. A kernel that may allocate

@@ -1,11 +1,12 @@
 // Loads and stores in every state space (scalar and .v2/.v4), cvta between generic and
-// space-specific addresses, and memory fences. A generic, global, local or param address is a
-// host pointer; a shared address is an offset from the block's shared memory (see
+// space-specific addresses, isspacep, and memory fences. A generic, global, local or param
+// address is a host pointer; a shared address is an offset from the block's shared memory (see
 // FunctionLowering::address), which is where cvta has work to do.
 #include <llvm/IR/Intrinsics.h>
 
 #include "lower/instruction_lowering.h"
 #include "lower/intrinsics.h"
+#include "lower/module_lowering.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -120,6 +121,43 @@ void lower_cvta(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], value, type);
 }
 
+// isspacep.space p, a. The .param window lies within the .global one (PTX ISA), as do the
+// module's .const variables: an address is global unless it is shared or local.
+void lower_isspacep(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  Value* address = lowering.read(instruction.operands[1], ScalarType::u64);
+  auto* pointer = builder.getPtrTy();
+  auto in_window = [&](const char* intrinsic) {
+    llvm::Function* test = lowering.module().intrinsic(intrinsic, builder.getInt1Ty(), {pointer, builder.getInt64Ty()});
+    return builder.CreateCall(test, {lowering.thread_context(), address});
+  };
+  Value* inside = nullptr;
+  switch (instruction.qualifiers.space) {
+    case StateSpace::shared: inside = in_window(intrinsics::in_shared_window); break;
+    case StateSpace::local: inside = in_window(intrinsics::in_local_window); break;
+    case StateSpace::param: inside = in_window(intrinsics::in_parameter_window); break;
+    case StateSpace::global:
+      inside = builder.CreateNot(builder.CreateOr(in_window(intrinsics::in_shared_window), in_window(intrinsics::in_local_window)));
+      break;
+    case StateSpace::constant: {
+      const Module& module = lowering.module().source();
+      inside = builder.getFalse();
+      for (uint32_t index = 0; index < module.variables.size(); ++index) {
+        const VariableDeclaration& variable = module.variables[index];
+        llvm::GlobalVariable* global = lowering.module().variable(index);
+        if (variable.space != StateSpace::constant || global == nullptr) continue;
+        Value* offset = builder.CreateSub(address, builder.CreatePtrToInt(global, builder.getInt64Ty()));
+        inside = builder.CreateOr(inside, builder.CreateICmpULT(offset, builder.getInt64(variable.size_in_bytes())));
+      }
+      break;
+    }
+    default:
+      lowering.error(instruction.location, "isspacep needs .global, .shared, .local, .const or .param");
+      return;
+  }
+  lowering.write(instruction.operands[0], inside, ScalarType::pred);
+}
+
 void lower_fence(FunctionLowering& lowering, const Instruction& instruction) {
   bool proxy_only = std::find(instruction.qualifiers.other.begin(), instruction.qualifiers.other.end(), "proxy") !=
                     instruction.qualifiers.other.end();
@@ -154,6 +192,7 @@ void add_memory_lowerings(LoweringTable& table) {
   table["ldu"] = lower_load;
   table["st"] = lower_store;
   table["cvta"] = lower_cvta;
+  table["isspacep"] = lower_isspacep;
   table["membar"] = lower_fence;
   table["fence"] = lower_fence;
   table["prefetch"] = lower_prefetch;

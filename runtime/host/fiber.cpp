@@ -1,5 +1,6 @@
 #include "runtime/host/fiber.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <bit>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -191,6 +193,9 @@ class BlockScheduler {
     return current_->word_view[lane % warp_size * most + word % most];
   }
   uint64_t mbarrier(uint32_t operation, uint64_t* object, uint64_t value, uint32_t count);
+  // Empty unless `here`, an address on the calling stack, lies on the running fiber's stack;
+  // then whether `address` lies on the stack of any fiber of the block.
+  std::optional<bool> fiber_stacks_contain(uint64_t here, uint64_t address) const;
 
  private:
   [[noreturn]] static void fiber_main(void* fiber);
@@ -567,7 +572,37 @@ uint64_t BlockScheduler::mbarrier(uint32_t operation, uint64_t* object, uint64_t
   fail("unknown mbarrier operation", fmt::format("mbarrier operation {}", operation));
 }
 
+std::optional<bool> BlockScheduler::fiber_stacks_contain(uint64_t here, uint64_t address) const {
+  auto on = [](const Fiber& fiber, uint64_t point) {
+    return point - (reinterpret_cast<uint64_t>(fiber.stack.top()) - fiber_stack_bytes) < fiber_stack_bytes;
+  };
+  // A block a fault abandoned leaves current_ set: only the stack pointer tells a fiber runs.
+  if (current_ == nullptr || !on(*current_, here)) return std::nullopt;
+  for (uint32_t index = 0; index < thread_count_; ++index)
+    if (on(*fibers_[index], address)) return true;
+  return false;
+}
+
+// The stack of the calling host thread, asked for once per thread.
+std::pair<uint64_t, uint64_t> host_thread_stack() {
+  pthread_attr_t attributes;
+  void* low = nullptr;
+  size_t bytes = 0;
+  if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+    pthread_attr_getstack(&attributes, &low, &bytes);
+    pthread_attr_destroy(&attributes);
+  }
+  return {reinterpret_cast<uint64_t>(low), bytes};
+}
+
 }  // namespace
+
+uint32_t thread_stack_contains(uint64_t address) {
+  uint64_t here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+  if (std::optional<bool> on_fibers = this_thread_scheduler().fiber_stacks_contain(here, address)) return *on_fibers;
+  thread_local const std::pair<uint64_t, uint64_t> stack = host_thread_stack();
+  return address - stack.first < stack.second;
+}
 
 void fiber_run_block(const uint8_t* parameters, const BlockFrame* frame,
                      FiberThreadFunction thread) {

@@ -29,6 +29,11 @@ uint32_t fiber_warp_exchange(uint64_t offer, uint32_t members);
 uint64_t fiber_warp_peer(uint32_t lane);
 void fiber_warp_exchange_words(const uint64_t* words, uint32_t count);
 uint64_t fiber_warp_peer_word(uint32_t lane, uint32_t word);
+// __xcuda_thread_stack_contains (isspacep.local): whether `address` lies on the stack of the
+// block thread calling: while a fiber runs, the stacks of its block's fibers; otherwise the
+// stack of the host thread, on which a block run region by region keeps its threads' locals.
+uint32_t thread_stack_contains(uint64_t address);
+
 // __xcuda_fiber_mbarrier, as ptx/host_abi.h describes it.
 uint64_t fiber_mbarrier(uint32_t operation, uint64_t* mbarrier, uint64_t value, uint32_t count);
 

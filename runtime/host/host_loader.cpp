@@ -221,6 +221,7 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::fiber_warp_exchange_words_symbol, &fiber_warp_exchange_words));
   callbacks.insert(callback(abi::fiber_warp_peer_word_symbol, &fiber_warp_peer_word));
   callbacks.insert(callback(abi::fiber_mbarrier_symbol, &fiber_mbarrier));
+  callbacks.insert(callback(abi::thread_stack_contains_symbol, &thread_stack_contains));
   for (const abi::Builtin& builtin : builtin_library()) callbacks.insert(callback(builtin.name, builtin.address));
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(callbacks))))
     return fail(llvm_error(ErrorCode::unknown, name, std::move(error)));

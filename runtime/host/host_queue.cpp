@@ -133,6 +133,7 @@ void HostQueue::launch(LoadedKernel& kernel, const LaunchShape& shape,
     work.kernel_name = host_kernel->info().name;
     work.function = &host_kernel->function();
     work.parameters = parameters.data();
+    work.parameter_bytes = parameters.size();
     work.shape = shape;
     work.static_shared_bytes = host_kernel->info().static_shared_bytes;
     if (host_kernel->info().uses_dynamic_stack)

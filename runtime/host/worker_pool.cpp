@@ -304,6 +304,8 @@ void WorkerPool::execute(Grid& grid, unsigned slot, SharedMemory& shared_memory)
   frame.sm_count = worker_count();
   frame.grid_id = grid.grid_id;
   frame.environment = grid.work.shape.cooperative ? grid.environment : no_environment;
+  frame.parameters = grid.work.parameters;
+  frame.parameter_bytes = grid.work.parameter_bytes;
 
   auto fail = [&](Error error) {
     // Blocks not yet started must not start; those running finish.

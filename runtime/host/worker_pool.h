@@ -29,6 +29,7 @@ struct GridWork {
   std::string_view kernel_name;  // for error messages
   const std::atomic<BlockFunction>* function = nullptr;  // read again for each claim of blocks
   const uint8_t* parameters = nullptr;
+  uint64_t parameter_bytes = 0;
   LaunchShape shape;
   uint32_t static_shared_bytes = 0;
   // Bytes of each thread's stack for run-time allocations, header included (BlockFrame::

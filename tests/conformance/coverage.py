@@ -26,7 +26,7 @@ CASES = ROOT / "tests/conformance/cases"
 ELSEWHERE = {
     "ldu": None,
     "prefetch": None,
-    "isspacep": None,
+    "isspacep": ("tests/unit/ptx_instruction_test.cpp", "isspacep.shared::cluster"),
     "cp": ("tests/unit/ptx_parser_test.cpp", "cp.async.ca.shared.global", "compiled, not run"),
     "call": ("tests/unit/ptx_instruction_test.cpp", "call.uni"),
     "exit": ("tests/unit/ptx_instruction_test.cpp", "@%p1 exit;"),

@@ -77,6 +77,7 @@ LoadedModule::LoadedModule(std::string_view ptx, const CompileOptions& options) 
   provide(host_abi::fiber_warp_exchange_words_symbol, &runtime::host::fiber_warp_exchange_words);
   provide(host_abi::fiber_warp_peer_word_symbol, &runtime::host::fiber_warp_peer_word);
   provide(host_abi::fiber_mbarrier_symbol, &runtime::host::fiber_mbarrier);
+  provide(host_abi::thread_stack_contains_symbol, &runtime::host::thread_stack_contains);
   for (const host_abi::Builtin& builtin : runtime::host::builtin_library()) provide(builtin.name, builtin.address);
   if (auto error = library.define(llvm::orc::absoluteSymbols(std::move(services))))
     throw std::runtime_error(llvm::toString(std::move(error)));
@@ -135,6 +136,8 @@ void LoadedModule::launch(std::string_view kernel_name, std::array<uint32_t, 3> 
   frame.sm_count = 1;
   const uint32_t environment[host_abi::environment_register_count] = {};
   frame.environment = environment;
+  frame.parameters = parameters.data();
+  frame.parameter_bytes = parameters.size();
   for (uint32_t z = 0; z < grid[2]; ++z)
     for (uint32_t y = 0; y < grid[1]; ++y)
       for (uint32_t x = 0; x < grid[0]; ++x) {

@@ -27,6 +27,7 @@ class ParameterBuffer {
     return *this;
   }
   const uint8_t* data() const { return bytes_.data(); }
+  size_t size() const { return bytes_.size(); }
 
  private:
   const KernelInfo& kernel_;

@@ -251,6 +251,10 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
     } else if (name == intrinsics::trap) {
       builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
       builder.CreateUnreachable();
+    } else if (name == intrinsics::in_shared_window || name == intrinsics::in_local_window) {
+      // The hardware's apertures: a flat address in the LDS one, or in the scratch one.
+      auto window = name == intrinsics::in_shared_window ? llvm::Intrinsic::amdgcn_is_shared : llvm::Intrinsic::amdgcn_is_private;
+      builder.CreateRet(builder.CreateIntrinsic(window, {}, {builder.CreateIntToPtr(function->getArg(1), builder.getPtrTy())}));
     } else if (name.starts_with(intrinsics::special_register_prefix)) {
       auto [register_name, component] = intrinsics::parse_special_register(name);
       Value* value = register_name.starts_with("envreg")

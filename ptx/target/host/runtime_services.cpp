@@ -106,6 +106,30 @@ Value* special_register(llvm::IRBuilder<>& builder, Value* context, std::string_
   return nullptr;
 }
 
+// Whether `address` lies in the window the isspacep intrinsic `name` asks about: the block's
+// shared memory (as %total_smem_size counts it), the launch's parameters, or the thread's local
+// memory, which is its stack (the runtime knows where that lies) and its stack of run-time
+// allocations.
+Value* in_window(llvm::IRBuilder<>& builder, Value* context, Value* address, std::string_view name, uint32_t static_shared_bytes) {
+  llvm::Type* u64 = builder.getInt64Ty();
+  auto within = [&](Value* start, Value* bytes) {
+    return builder.CreateICmpULT(builder.CreateSub(address, builder.CreatePtrToInt(start, u64)), builder.CreateZExt(bytes, u64));
+  };
+  auto* pointer = builder.getPtrTy();
+  if (name == intrinsics::in_shared_window)
+    return within(frame_field(builder, context, offsetof(BlockFrame, shared_memory), pointer),
+                  special_register(builder, context, "total_smem_size", "", static_shared_bytes));
+  if (name == intrinsics::in_parameter_window)
+    return within(frame_field(builder, context, offsetof(BlockFrame, parameters), pointer),
+                  frame_field(builder, context, offsetof(BlockFrame, parameter_bytes), u64));
+  Value* allocations = within(frame_field(builder, context, offsetof(BlockFrame, dynamic_stack), pointer),
+                              builder.CreateMul(frame_field(builder, context, offsetof(BlockFrame, dynamic_stack_bytes), u64),
+                                                builder.CreateZExt(block_size(builder, context), u64)));
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  llvm::FunctionCallee stack = module.getOrInsertFunction(host_abi::thread_stack_contains_symbol, builder.getInt32Ty(), u64);
+  return builder.CreateOr(allocations, builder.CreateICmpNE(builder.CreateCall(stack, {address}), builder.getInt32(0)));
+}
+
 // The calling thread's stack of run-time allocations (BlockFrame::dynamic_stack). Its header,
 // at `start`, holds the offset of its first free byte.
 struct DynamicStack {
@@ -281,6 +305,8 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
     } else if (name == intrinsics::stack_reset || name == intrinsics::stack_allocate || name == intrinsics::stack_save ||
                name == intrinsics::stack_restore) {
       define_stack_operation(*function, builder, name);
+    } else if (name == intrinsics::in_shared_window || name == intrinsics::in_local_window || name == intrinsics::in_parameter_window) {
+      builder.CreateRet(in_window(builder, context, function->getArg(1), name, static_shared_bytes));
     } else if (name.starts_with(intrinsics::special_register_prefix)) {
       auto [register_name, component] = intrinsics::parse_special_register(name);
       Value* value = special_register(builder, context, register_name, component, static_shared_bytes);
