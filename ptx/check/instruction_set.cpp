@@ -73,7 +73,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"ldu", memory, "ta?*", ""},
     // st.async's third operand is its mbarrier (lower/memory.cpp).
     {"st", memory, "at?*", "async mbarrier::complete_tx::bytes"},
-    {"prefetch", space_group | cache_group, "a", "L1 L2"},
+    {"prefetch", space_group | cache_group, "a", "L1 L2 tensormap"},
     {"prefetchu", 0, "a", "L1"},
     // cache policies and priorities: the host has no caches to steer
     {"createpolicy", type_group | cache_group, "t*?**", "fractional range cvt"},
@@ -142,7 +142,7 @@ constexpr InstructionSignature instruction_set[] = {
     // synchronisation and atomics
     {"bar", type_group | barrier_group, "?***", ""},
     {"barrier", type_group | barrier_group, "?***", "cluster wait release acquire relaxed"},
-    {"membar", ordering_group, "", "gl"},
+    {"membar", ordering_group, "", "gl proxy alias"},
     {"fence", ordering_group | space_group, "?a*",
      "proxy alias async mbarrier_init tensormap::generic async::generic sync_restrict::shared::cta "
      "sync_restrict::shared::cluster"},

@@ -17,7 +17,11 @@ constexpr SpecialRegister special_registers[] = {
     {"reserved_smem_offset_1", false, 32},
     {"clusterid", true, 32},    {"nclusterid", true, 32},     {"cluster_ctaid", true, 32},
     {"cluster_nctaid", true, 32}, {"cluster_ctarank", false, 32}, {"cluster_nctarank", false, 32},
-    {"is_explicit_cluster", false, 1},
+    {"is_explicit_cluster", false, 1}, {"clock_hi", false, 32}, {"aggr_smem_size", false, 32},
+    {"pm0", false, 32}, {"pm1", false, 32}, {"pm2", false, 32}, {"pm3", false, 32},
+    {"pm4", false, 32}, {"pm5", false, 32}, {"pm6", false, 32}, {"pm7", false, 32},
+    {"pm0_64", false, 64}, {"pm1_64", false, 64}, {"pm2_64", false, 64}, {"pm3_64", false, 64},
+    {"pm4_64", false, 64}, {"pm5_64", false, 64}, {"pm6_64", false, 64}, {"pm7_64", false, 64},
 };
 
 // %envreg0 to %envreg31, driver-defined words (PTX ISA: "Special Registers: %envreg<32>").

@@ -1,5 +1,6 @@
 // Reads of special registers (%tid.x, %laneid, %clock64 …) become calls of the per-register
-// intrinsic, which the target defines; %globaltimer_lo and _hi are halves of %globaltimer's.
+// intrinsic, which the target defines; %globaltimer_lo and _hi are halves of %globaltimer's, and
+// %clock_hi the high half of %clock64's.
 // Thread-block clusters hold one block on xcuda (a launch asking for more is refused), so the
 // cluster registers follow from the block's: cluster i is block i, and block 0 of its cluster.
 #include "check/special_registers.h"
@@ -20,16 +21,21 @@ llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& op
   // The shared memory NVIDIA's driver reserves for itself at the start of a block's window:
   // xcuda reserves none (CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK is 0), so the region is empty.
   if (name.starts_with("reserved_smem_offset_")) return builder.getInt32(0);
+  // The block's shared memory and what is reserved of it: all of it, then.
+  if (name == "aggr_smem_size") name = "total_smem_size";
+  // Performance monitor counters, whose behaviour the ISA leaves undefined: xcuda counts nothing.
+  if (name.starts_with("pm")) return builder.getIntN(special->bits, 0);
   if (name == "is_explicit_cluster") return builder.getFalse();
   if (name == "cluster_ctaid" || name == "cluster_ctarank") return builder.getInt32(0);
   if (name == "cluster_nctaid" || name == "cluster_nctarank") return builder.getInt32(1);
   if (name == "clusterid" || name == "nclusterid") name = name == "clusterid" ? "ctaid" : "nctaid";
-  if (name.starts_with("globaltimer")) {
-    llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::special_register("globaltimer", ""),
+  if (name.starts_with("globaltimer") || name == "clock_hi") {
+    std::string_view whole = name == "clock_hi" ? "clock64" : "globaltimer";
+    llvm::Function* intrinsic = lowering.module().intrinsic(intrinsics::special_register(whole, ""),
                                                             builder.getInt64Ty(), {builder.getPtrTy()});
     llvm::Value* timer = builder.CreateCall(intrinsic, {lowering.thread_context()});
     if (name == "globaltimer_lo") return builder.CreateTrunc(timer, builder.getInt32Ty());
-    if (name == "globaltimer_hi") return builder.CreateTrunc(builder.CreateLShr(timer, 32), builder.getInt32Ty());
+    if (name == "globaltimer_hi" || name == "clock_hi") return builder.CreateTrunc(builder.CreateLShr(timer, 32), builder.getInt32Ty());
     return timer;
   }
   llvm::Type* type = builder.getIntNTy(special->bits);

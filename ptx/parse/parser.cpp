@@ -739,6 +739,8 @@ class Parser {
     next();
     if (value.text == "_" && !negative) {
       result.kind = Operand::Kind::sink;
+      // `_|p`: elect.sync and setp-like pairs may drop their first result.
+      if (peek().is_punctuation('|')) return pair_after(std::move(result));
       return result;
     }
     // WARP_SZ is the ISA's name for the warp size, a constant of every target.
@@ -753,18 +755,22 @@ class Parser {
     if (peek().kind == TokenKind::dot_word && next_is_glued()) {
       result.component = std::string(next().text.substr(1));
     }
-    if (accept_punctuation('|')) {
-      Operand first = std::move(result);
-      result = Operand{};
-      result.kind = Operand::Kind::predicate_pair;
-      result.location = first.location;
-      result.elements.push_back(std::move(first));
-      if (peek().kind != TokenKind::identifier) fail_expected("a predicate register after '|'");
-      Operand second;
-      second.location = peek().location;
-      second.name = std::string(next().text);
-      result.elements.push_back(std::move(second));
-    }
+    if (peek().is_punctuation('|')) return pair_after(std::move(result));
+    return result;
+  }
+
+  // `first|p`, at the '|'.
+  Operand pair_after(Operand first) {
+    accept_punctuation('|');
+    Operand result;
+    result.kind = Operand::Kind::predicate_pair;
+    result.location = first.location;
+    result.elements.push_back(std::move(first));
+    if (peek().kind != TokenKind::identifier) fail_expected("a predicate register after '|'");
+    Operand second;
+    second.location = peek().location;
+    second.name = std::string(next().text);
+    result.elements.push_back(std::move(second));
     return result;
   }
 

@@ -288,6 +288,15 @@ TEST(PtxWarp, AllAnyAndUniformVotes) {
   expect_per_thread(body, partial_block, input, [](size_t thread) { return thread < 32 ? 2u : 7u; });
 }
 
+// elect.sync's lane number may go to the sink: `_|p` (ptxas takes it).
+TEST(PtxWarp, ElectWithoutItsLaneNumberStillElectsTheLowestLane) {
+  Words input = sample_input(partial_block);
+  std::string body = "\telect.sync _|%p1, 0xffffffff;\n\tselp.u32 %r10, 1, 0, %p1;\n"
+                     "\telect.sync %r11|%p2, 0xffffffff;";
+  expect_per_thread(body, partial_block, input, [](size_t thread) { return thread % 32 == 0 ? 1u : 0u; },
+                    [](size_t) { return 0u; });
+}
+
 TEST(PtxWarp, ActiveMaskSeesPartialWarpsAndDivergence) {
   Words input = sample_input(partial_block);
   std::string body = "\tactivemask.b32 %r10;\n"
