@@ -146,9 +146,11 @@ constexpr InstructionSignature instruction_set[] = {
     {"fence", ordering_group | space_group, "?a*",
      "proxy alias async mbarrier_init tensormap::generic async::generic sync_restrict::shared::cta "
      "sync_restrict::shared::cluster"},
-    {"atom", type_group | space_group | atomic_operation_group | ordering_group, "ta*?*", "noftz"},
+    // .L2::cache_hint adds a cache policy operand last; .v2/.v4/.v8 take vectors (lower/atomics.cpp).
+    {"atom", type_group | space_group | atomic_operation_group | ordering_group | cache_group | vector_group, "ta*?**",
+     "noftz"},
     // red.async takes its mbarrier as a third operand (lower/atomics.cpp).
-    {"red", type_group | space_group | atomic_operation_group | ordering_group, "a*?*",
+    {"red", type_group | space_group | atomic_operation_group | ordering_group | cache_group | vector_group, "a*?*",
      "noftz async mbarrier::complete_tx::bytes"},
     // operands differ by operation: checked by the lowering (lower/synchronization.cpp)
     {"mbarrier", type_group | space_group | ordering_group, "*?***",

@@ -106,35 +106,49 @@ void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bo
     return;
   }
   const size_t barrier_operand = asynchronous && qualifiers.order != MemoryOrder::release ? 1 : 0;
-  Value* pointer = lowering.address(instruction.operands[first], qualifiers.space);
-  Value* operand = lowering.read(instruction.operands[first + 1], type);
-  auto ordering = llvm::AtomicOrdering::SequentiallyConsistent;
-  llvm::Align alignment(bit_width(type) / 8);
-  Value* old = nullptr;
-  if (qualifiers.operation == Operation::cas) {
-    if (instruction.operands.size() != first + 3) {
-      lowering.error(instruction.location, "atom.cas needs a compare and a new value");
-      return;
-    }
-    Value* replacement = lowering.read(instruction.operands[first + 2], type);
-    if (is_float(type)) {
-      lowering.error(instruction.location, "atom.cas takes .b32/.b64 types");
-      return;
-    }
-    auto* exchange = builder.CreateAtomicCmpXchg(pointer, operand, replacement, alignment, ordering, ordering);
-    old = builder.CreateExtractValue(exchange, 0);
-  } else {
-    auto operation = operation_for(qualifiers.operation, type);
-    if (!operation || instruction.operands.size() != first + 2 + barrier_operand) {
-      lowering.error(instruction.location, "this form of '" + instruction.opcode + "' is not supported yet");
-      return;
-    }
-    if (*operation == AtomicRMWInst::FAdd && is_half_type(type))
-      old = add_halves(lowering, pointer, operand, type, alignment);
-    else
-      old = builder.CreateAtomicRMW(*operation, pointer, operand, alignment, ordering);
+  // The cache policy of .L2::cache_hint, last: the host has no cache to steer.
+  const size_t policy_operand = has_modifier(instruction, "L2::cache_hint") ? 1 : 0;
+  const bool swaps = qualifiers.operation == Operation::cas;
+  if (instruction.operands.size() != first + 2 + (swaps ? 1 : barrier_operand) + policy_operand) {
+    lowering.error(instruction.location, swaps ? "atom.cas needs a compare and a new value" : "this form of '" + instruction.opcode + "' is not supported yet");
+    return;
   }
-  if (returns_value) lowering.write(instruction.operands[0], old, type);
+  if (swaps && is_float(type)) {
+    lowering.error(instruction.location, "atom.cas takes .b32/.b64 types");
+    return;
+  }
+  auto operation = operation_for(qualifiers.operation, type);
+  if (!swaps && !operation) {
+    lowering.error(instruction.location, "this form of '" + instruction.opcode + "' is not supported yet");
+    return;
+  }
+  // .v2/.v4/.v8 (sm_90): each element an atomic operation of its own on consecutive elements.
+  std::vector<const Operand*> values = elements_of(instruction.operands[first + 1]);
+  std::vector<const Operand*> results = returns_value ? elements_of(instruction.operands[0]) : values;
+  if (values.size() != qualifiers.vector_width || results.size() != values.size() || (swaps && values.size() != 1)) {
+    const std::string width = std::to_string(qualifiers.vector_width);
+    lowering.error(instruction.location, qualifiers.vector_width == 1 ? "'" + instruction.opcode + "' without .v2, .v4 or .v8 takes single values"
+                                                                      : "'" + instruction.opcode + "' with .v" + width + " takes vectors of " + width);
+    return;
+  }
+  Value* address = lowering.address(instruction.operands[first], qualifiers.space);
+  auto ordering = llvm::AtomicOrdering::SequentiallyConsistent;
+  const uint32_t bytes = bit_width(type) / 8;
+  llvm::Align alignment(bytes);
+  for (size_t index = 0; index < values.size(); ++index) {
+    Value* pointer = index == 0 ? address : builder.CreateConstGEP1_64(builder.getInt8Ty(), address, index * bytes);
+    Value* operand = lowering.read(*values[index], type);
+    Value* old = nullptr;
+    if (swaps) {
+      Value* replacement = lowering.read(instruction.operands[first + 2], type);
+      old = builder.CreateExtractValue(builder.CreateAtomicCmpXchg(pointer, operand, replacement, alignment, ordering, ordering), 0);
+    } else if (*operation == AtomicRMWInst::FAdd && is_half_type(type)) {
+      old = add_halves(lowering, pointer, operand, type, alignment);
+    } else {
+      old = builder.CreateAtomicRMW(*operation, pointer, operand, alignment, ordering);
+    }
+    if (returns_value) lowering.write(*results[index], old, type);
+  }
   if (barrier_operand)
     emit_mbarrier(lowering, static_cast<uint32_t>(intrinsics::MbarrierOperation::complete_tx),
                   lowering.address(instruction.operands[first + 2], qualifiers.space), builder.getInt64(bit_width(type) / 8),

@@ -28,9 +28,14 @@ class Snippet {
 
   Slots run(const Slots& input) {
     Slots in = input;
+    return run_on(in);
+  }
+
+  // The same with `memory` as the input slots, which the kernel may write.
+  Slots run_on(Slots& memory) {
     Slots out{};
     ParameterBuffer parameters(module_.kernel("snippet"));
-    parameters.set(0, in.data()).set(1, out.data());
+    parameters.set(0, memory.data()).set(1, out.data());
     module_.launch("snippet", {1, 1, 1}, {1, 1, 1}, parameters);
     return out;
   }
@@ -572,6 +577,33 @@ TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   EXPECT_EQ(out[3], 0u);
   EXPECT_EQ(as_float(out[4]), 1.0f);
   EXPECT_EQ(out[5], 9u);
+}
+
+// sm_90's vector atomics, one atomic operation per element (PTX ISA), and the cache policy
+// operand of .L2::cache_hint, which changes no value.
+TEST(PtxInstructions, VectorAtomicsAndCacheHints) {
+  Snippet snippet("\tcreatepolicy.fractional.L2::evict_last.b64 %rd3, 1.0;\n"
+                  "\tmov.f32 %f1, 0f3FC00000;\n\tmov.f32 %f2, 0fC0000000;\n"
+                  "\tatom.global.v2.f32.add {%f3, %f4}, [%rd1], {%f1, %f2};\n"
+                  "\tst.global.v2.f32 [%rd2], {%f3, %f4};\n"
+                  "\tred.global.v4.f32.add [%rd1+16], {%f1, %f2, %f1, %f2};\n"
+                  "\tmov.b32 %r1, 0x3C003C00;\n"
+                  "\tred.global.v2.f16x2.add.noftz [%rd1+32], {%r1, %r1};\n"
+                  "\tatom.global.add.L2::cache_hint.u32 %r2, [%rd1+40], 5, %rd3;\n\tst.global.u32 [%rd2+8], %r2;\n"
+                  "\tred.global.add.L2::cache_hint.u32 [%rd1+40], 5, %rd3;\n"
+                  "\tatom.global.cas.b32.L2::cache_hint %r3, [%rd1+44], 0, 9, %rd3;\n\tst.global.u32 [%rd2+12], %r3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  const Slots in{bits(1.0f) | bits(10.0f) << 32, 0, bits(0.5f) | bits(0.25f) << 32, bits(4.0f) | bits(8.0f) << 32,
+                 0x40003C0040003C00ull, 7};
+  Slots memory = in;
+  Slots out = snippet.run_on(memory);
+  EXPECT_EQ(out[0], in[0]);  // the old pair
+  EXPECT_EQ(memory[0], bits(2.5f) | bits(8.0f) << 32);
+  EXPECT_EQ(memory[2], bits(2.0f) | bits(-1.75f) << 32);
+  EXPECT_EQ(memory[3], bits(5.5f) | bits(6.0f) << 32);
+  EXPECT_EQ(memory[4], 0x4200400042004000ull);  // (1, 2) + (1, 1) = (2, 3) in both pairs of halves
+  EXPECT_EQ(out[1], 7u);  // atom.add's old value, then cas found 0 and wrote 9
+  EXPECT_EQ(memory[5], 17u | 9ull << 32);
 }
 
 // libcusparse adds floats held in .b32 registers, packed halves among them.
