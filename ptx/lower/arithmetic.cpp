@@ -119,6 +119,22 @@ void lower_float_binary(FunctionLowering& lowering, const Instruction& instructi
   write_float_result(lowering, instruction, result);
 }
 
+// .s16x2 and .u16x2: two 16-bit integers side by side, each its own lane (add, min, max).
+bool is_packed_integer(ScalarType type) { return type == ScalarType::s16x2 || type == ScalarType::u16x2; }
+
+// The packed lanes of each source, as <2 x i16>.
+std::vector<Value*> packed_integer_sources(FunctionLowering& lowering, const Instruction& instruction, size_t count) {
+  auto& builder = lowering.builder();
+  auto* lanes = llvm::FixedVectorType::get(builder.getInt16Ty(), 2);
+  std::vector<Value*> sources = integer_sources(lowering, instruction, count);
+  for (Value*& source : sources) source = builder.CreateBitCast(source, lanes);
+  return sources;
+}
+
+void write_packed_integer(FunctionLowering& lowering, const Instruction& instruction, Value* lanes) {
+  lowering.write(instruction.operands[0], lowering.builder().CreateBitCast(lanes, lowering.builder().getInt32Ty()), ScalarType::b32);
+}
+
 // add.cc/addc and sub.cc/subc: the carry (or borrow) flag lives in one i1 per function.
 void lower_add_or_subtract(FunctionLowering& lowering, const Instruction& instruction, bool subtract, bool with_carry_in) {
   ScalarType type = type_of_instruction(instruction);
@@ -128,8 +144,17 @@ void lower_add_or_subtract(FunctionLowering& lowering, const Instruction& instru
     return;
   }
   auto& builder = lowering.builder();
-  auto sources = integer_sources(lowering, instruction, 2);
   const Qualifiers& qualifiers = instruction.qualifiers;
+  if (is_packed_integer(type)) {
+    if (subtract || with_carry_in || qualifiers.carry_out || qualifiers.saturate) {
+      lowering.error(instruction.location, "with .s16x2 or .u16x2, only add without .sat and .cc");
+      return;
+    }
+    auto lanes = packed_integer_sources(lowering, instruction, 2);
+    write_packed_integer(lowering, instruction, builder.CreateAdd(lanes[0], lanes[1]));
+    return;
+  }
+  auto sources = integer_sources(lowering, instruction, 2);
   if (qualifiers.saturate) {
     auto intrinsic = subtract ? llvm::Intrinsic::ssub_sat : llvm::Intrinsic::sadd_sat;
     lowering.write(instruction.operands[0], builder.CreateBinaryIntrinsic(intrinsic, sources[0], sources[1]), type);
@@ -422,13 +447,14 @@ void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, b
   ScalarType type = type_of_instruction(instruction);
   auto& builder = lowering.builder();
   if (!is_float(type)) {
-    auto sources = integer_sources(lowering, instruction, 2);
+    auto sources = is_packed_integer(type) ? packed_integer_sources(lowering, instruction, 2) : integer_sources(lowering, instruction, 2);
     llvm::Intrinsic::ID intrinsic = is_signed(type) ? (maximum ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
                                                     : (maximum ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
     Value* result = builder.CreateBinaryIntrinsic(intrinsic, sources[0], sources[1]);
     // .relu: negative results become 0.
     if (has_word(instruction, "relu")) result = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, result, llvm::Constant::getNullValue(result->getType()));
-    lowering.write(instruction.operands[0], result, type);
+    if (is_packed_integer(type)) write_packed_integer(lowering, instruction, result);
+    else lowering.write(instruction.operands[0], result, type);
     return;
   }
   auto sources = float_sources(lowering, instruction);

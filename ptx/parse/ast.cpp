@@ -35,6 +35,8 @@ constexpr TypeDescription type_descriptions[] = {
     {"f32", ScalarType::f32, 32, TypeKind::floating},
     {"f64", ScalarType::f64, 64, TypeKind::floating},
     {"pred", ScalarType::pred, 1, TypeKind::predicate},
+    {"s16x2", ScalarType::s16x2, 32, TypeKind::signed_integer},
+    {"u16x2", ScalarType::u16x2, 32, TypeKind::unsigned_integer},
 };
 
 const TypeDescription& describe(ScalarType type) {

@@ -579,6 +579,33 @@ TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   EXPECT_EQ(out[5], 9u);
 }
 
+// sm_90's packed 16-bit integers: each half its own lane, wrapping on add; .relu clamps a
+// negative lane of a signed minimum or maximum to 0.
+TEST(PtxInstructions, PackedSixteenBitIntegersWorkLaneByLane) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n"
+                  "\tadd.s16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2], %r3;\n"
+                  "\tadd.u16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+4], %r3;\n"
+                  "\tmin.s16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+8], %r3;\n"
+                  "\tmin.u16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+12], %r3;\n"
+                  "\tmax.s16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+16], %r3;\n"
+                  "\tmax.u16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+20], %r3;\n"
+                  "\tmin.relu.s16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+24], %r3;\n"
+                  "\tmax.relu.s16x2 %r3, %r1, %r2;\n\tst.global.u32 [%rd2+28], %r3;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  auto pack = [](uint16_t low, uint16_t high) { return static_cast<uint64_t>(low) | static_cast<uint64_t>(high) << 16; };
+  // Lanes (low, high): a = (0xFFFF, 5), b = (2, 0x8003): -1 and 5 against 2 and -32765.
+  Slots out = snippet.run({pack(0xFFFF, 5), pack(2, 0x8003)});
+  auto word = [&](int index) { return static_cast<uint32_t>(out[index / 2] >> (index % 2 * 32)); };
+  EXPECT_EQ(word(0), pack(0x0001, 0x8008));  // the low lane wraps without carrying into the high
+  EXPECT_EQ(word(1), pack(0x0001, 0x8008));
+  EXPECT_EQ(word(2), pack(0xFFFF, 0x8003));
+  EXPECT_EQ(word(3), pack(0x0002, 0x0005));
+  EXPECT_EQ(word(4), pack(0x0002, 0x0005));
+  EXPECT_EQ(word(5), pack(0xFFFF, 0x8003));
+  EXPECT_EQ(word(6), pack(0x0000, 0x0000));
+  EXPECT_EQ(word(7), pack(0x0002, 0x0005));
+}
+
 // sm_90's vector atomics, one atomic operation per element (PTX ISA), and the cache policy
 // operand of .L2::cache_hint, which changes no value.
 TEST(PtxInstructions, VectorAtomicsAndCacheHints) {
