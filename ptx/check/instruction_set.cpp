@@ -22,8 +22,9 @@ constexpr InstructionSignature instruction_set[] = {
     {"rem", type_group, "ttt", ""},
     {"abs", type_group | flush_group, "tt", ""},
     {"neg", type_group | flush_group, "tt", ""},
-    {"min", type_group | flush_group, "ttt", "NaN xorsign abs relu"},
-    {"max", type_group | flush_group, "ttt", "NaN xorsign abs relu"},
+    // sm_100: min and max of three .f32 values
+    {"min", type_group | flush_group, "ttt?t", "NaN xorsign abs relu"},
+    {"max", type_group | flush_group, "ttt?t", "NaN xorsign abs relu"},
     {"sad", type_group, "tttt", ""},
     {"rcp", float_math | precision_group, "tt", ""},
     {"sqrt", float_math | precision_group, "tt", ""},
@@ -53,7 +54,8 @@ constexpr InstructionSignature instruction_set[] = {
     {"bfe", type_group, "ttuu", ""},
     {"bfi", type_group, "tttuu", ""},
     {"prmt", type_group, "tttt", "f4e b4e rc8 ecl ecr rc16"},
-    {"lop3", type_group, "tttt*", ""},
+    // lop3.BoolOp d|p, a, b, c, table, q also sets p = (d != 0) BoolOp q (lower/bitwise.cpp)
+    {"lop3", type_group | combine_group, "*ttt*?c", ""},
     {"bmsk", type_group, "tuu", "clamp wrap"},
     {"szext", type_group, "ttu", "clamp wrap"},
     {"fns", type_group, "tttt", ""},

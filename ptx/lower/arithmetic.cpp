@@ -443,23 +443,9 @@ Value* both_nan_result(FunctionLowering& lowering, Value* a, Value* b) {
 // .NaN makes any NaN operand win; .xorsign.abs compares magnitudes and gives the result the
 // exclusive or of the operands' signs. Comparisons run on widened copies of 16-bit floats, the
 // result is one of the operands' own bit patterns.
-void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, bool maximum) {
+Value* float_min_max(FunctionLowering& lowering, const Instruction& instruction, Value* a, Value* b, bool maximum) {
   ScalarType type = type_of_instruction(instruction);
   auto& builder = lowering.builder();
-  if (!is_float(type)) {
-    auto sources = is_packed_integer(type) ? packed_integer_sources(lowering, instruction, 2) : integer_sources(lowering, instruction, 2);
-    llvm::Intrinsic::ID intrinsic = is_signed(type) ? (maximum ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
-                                                    : (maximum ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
-    Value* result = builder.CreateBinaryIntrinsic(intrinsic, sources[0], sources[1]);
-    // .relu: negative results become 0.
-    if (has_word(instruction, "relu")) result = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, result, llvm::Constant::getNullValue(result->getType()));
-    if (is_packed_integer(type)) write_packed_integer(lowering, instruction, result);
-    else lowering.write(instruction.operands[0], result, type);
-    return;
-  }
-  auto sources = float_sources(lowering, instruction);
-  Value* a = sources[0];
-  Value* b = sources[1];
   llvm::Type* integer = shaped_integer(a->getType());
   Value* sign = llvm::ConstantInt::get(integer, llvm::APInt::getSignMask(integer->getScalarSizeInBits()));
   bool xorsign = has_word(instruction, "xorsign");
@@ -492,6 +478,33 @@ void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, b
     Value* result_nan = has_word(instruction, "NaN") ? any_nan : builder.CreateAnd(a_nan, b_nan);
     result = builder.CreateSelect(result_nan, result, signed_result);
   }
+  return result;
+}
+
+// sm_100's min and max of three .f32 values, without .xorsign.abs and .relu, are those of two,
+// twice: the NaN rules and the order of the zeros hold either way.
+void lower_min_max(FunctionLowering& lowering, const Instruction& instruction, bool maximum) {
+  ScalarType type = type_of_instruction(instruction);
+  auto& builder = lowering.builder();
+  const bool three = instruction.operands.size() == 4;
+  if (three && (type != ScalarType::f32 || has_word(instruction, "xorsign") || has_word(instruction, "relu"))) {
+    lowering.error(instruction.location, "min and max of three values take .f32, without .xorsign.abs and .relu");
+    return;
+  }
+  if (!is_float(type)) {
+    auto sources = is_packed_integer(type) ? packed_integer_sources(lowering, instruction, 2) : integer_sources(lowering, instruction, 2);
+    llvm::Intrinsic::ID intrinsic = is_signed(type) ? (maximum ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
+                                                    : (maximum ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
+    Value* result = builder.CreateBinaryIntrinsic(intrinsic, sources[0], sources[1]);
+    // .relu: negative results become 0.
+    if (has_word(instruction, "relu")) result = builder.CreateBinaryIntrinsic(llvm::Intrinsic::smax, result, llvm::Constant::getNullValue(result->getType()));
+    if (is_packed_integer(type)) write_packed_integer(lowering, instruction, result);
+    else lowering.write(instruction.operands[0], result, type);
+    return;
+  }
+  auto sources = float_sources(lowering, instruction);
+  Value* result = float_min_max(lowering, instruction, sources[0], sources[1], maximum);
+  if (three) result = float_min_max(lowering, instruction, result, sources[2], maximum);
   write_float_result(lowering, instruction, result);
 }
 

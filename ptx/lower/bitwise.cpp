@@ -271,10 +271,19 @@ void lower_szext(FunctionLowering& lowering, const Instruction& instruction) {
 }
 
 // lop3 d, a, b, c, table: any three-input function; bit i of the table is the result for
-// a = i>>2&1, b = i>>1&1, c = i&1.
+// a = i>>2&1, b = i>>1&1, c = i&1. lop3.or and lop3.and d|p, a, b, c, table, q: also
+// p = (d != 0) or (and) q.
 void lower_lop3(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   ScalarType type = type_of_instruction(instruction);
+  const Operation combine = instruction.qualifiers.operation;
+  const bool sets_predicate = combine != Operation::none;
+  const auto& operands = instruction.operands;
+  if (sets_predicate != (operands.size() == 6) || (sets_predicate && combine != Operation::or_ && combine != Operation::and_) ||
+      (operands[0].kind == Operand::Kind::predicate_pair) != sets_predicate) {
+    lowering.error(instruction.location, "expected lop3.b32 d, a, b, c, table or lop3.or/.and.b32 d|p, a, b, c, table, q");
+    return;
+  }
   const Operand& table_operand = instruction.operands[4];
   if (table_operand.kind != Operand::Kind::integer) {
     lowering.error(table_operand.location, "lop3's truth table must be a constant");
@@ -293,7 +302,15 @@ void lower_lop3(FunctionLowering& lowering, const Instruction& instruction) {
     }
     result = builder.CreateOr(result, term);
   }
-  lowering.write(instruction.operands[0], result, type);
+  if (!sets_predicate) {
+    lowering.write(operands[0], result, type);
+    return;
+  }
+  lowering.write(operands[0].elements[0], result, type);
+  Value* nonzero = builder.CreateICmpNE(result, constant(integer, 0));
+  Value* other = lowering.read(operands[5], ScalarType::pred);
+  lowering.write(operands[0].elements[1], combine == Operation::or_ ? builder.CreateOr(nonzero, other) : builder.CreateAnd(nonzero, other),
+                 ScalarType::pred);
 }
 
 // The position of the n-th lowest set bit of the 32-bit m (n counts from 1), or all ones: a

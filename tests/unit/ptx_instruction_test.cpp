@@ -579,6 +579,32 @@ TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   EXPECT_EQ(out[5], 9u);
 }
 
+// lop3.or/.and d|p, a, b, c, table, q: p = (d != 0) or/and q (PTX ISA); sm_100's min and max of
+// three .f32 values keep the two-value rules: a NaN yields to numbers unless .NaN, -0 < +0.
+TEST(PtxInstructions, LopWithAPredicateAndMinMaxOfThree) {
+  Snippet snippet("\tld.global.u32 %r1, [%rd1];\n\tld.global.u32 %r2, [%rd1+8];\n\tsetp.ne.u32 %p1, %r2, 0;\n"
+                  "\tlop3.or.b32 %r3|%p2, %r1, %r1, %r1, 0x80, %p1;\n\tselp.u32 %r4, 1, 0, %p2;\n"
+                  "\tlop3.and.b32 %r5|%p3, %r1, %r1, %r1, 0x80, !%p1;\n\tselp.u32 %r6, 1, 0, %p3;\n"
+                  "\tst.global.v4.u32 [%rd2], {%r3, %r4, %r5, %r6};\n"
+                  "\tld.global.f32 %f1, [%rd1+16];\n\tld.global.f32 %f2, [%rd1+24];\n\tld.global.f32 %f3, [%rd1+32];\n"
+                  "\tmin.f32 %f4, %f1, %f2, %f3;\n\tmax.f32 %f5, %f1, %f2, %f3;\n"
+                  "\tmin.NaN.f32 %f6, %f1, %f2, %f3;\n\tmax.f32 %f7, %f3, %f3, %f3;\n"
+                  "\tst.global.v4.f32 [%rd2+16], {%f4, %f5, %f6, %f7};\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // a = 0x0F: the table 0x80 (a & b & c) gives 0x0F, nonzero; q false.
+  Slots out = snippet.run({0x0F, 0, bits(-0.0f), bits(0.0f), bits(nan)});
+  EXPECT_EQ(out[0], 0x0Fu | 1ull << 32);  // d, and p = true or false
+  EXPECT_EQ(out[1], 0x0Fu | 1ull << 32);  // d, and p = true and !false
+  EXPECT_EQ(out[2], bits(-0.0f) | bits(0.0f) << 32);
+  EXPECT_EQ(static_cast<uint32_t>(out[3]), 0x7FFFFFFFu);  // .NaN: the canonical NaN
+  EXPECT_EQ(out[3] >> 32, 0x7FFFFFFFu);                   // only NaNs: the canonical NaN
+  out = snippet.run({0, 1, bits(3.0f), bits(nan), bits(-2.0f)});
+  EXPECT_EQ(out[0], 0u | 1ull << 32);  // d = 0, p = false or true
+  EXPECT_EQ(out[1], 0u);               // d = 0, p = false and false
+  EXPECT_EQ(out[2], bits(-2.0f) | bits(3.0f) << 32);
+}
+
 // sm_90's packed 16-bit integers: each half its own lane, wrapping on add; .relu clamps a
 // negative lane of a signed minimum or maximum to 0.
 TEST(PtxInstructions, PackedSixteenBitIntegersWorkLaneByLane) {
