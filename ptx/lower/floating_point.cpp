@@ -306,6 +306,7 @@ llvm::Type* arithmetic_type(FunctionLowering& lowering, ScalarType type) {
   auto& builder = lowering.builder();
   if (type == ScalarType::f16x2) return llvm::FixedVectorType::get(builder.getHalfTy(), 2);
   if (type == ScalarType::bf16x2) return llvm::FixedVectorType::get(builder.getBFloatTy(), 2);
+  if (type == ScalarType::f32x2) return llvm::FixedVectorType::get(builder.getFloatTy(), 2);
   return lowering.type_of(type);
 }
 

@@ -37,6 +37,7 @@ constexpr TypeDescription type_descriptions[] = {
     {"pred", ScalarType::pred, 1, TypeKind::predicate},
     {"s16x2", ScalarType::s16x2, 32, TypeKind::signed_integer},
     {"u16x2", ScalarType::u16x2, 32, TypeKind::unsigned_integer},
+    {"f32x2", ScalarType::f32x2, 64, TypeKind::floating},
 };
 
 const TypeDescription& describe(ScalarType type) {

@@ -20,6 +20,7 @@ enum class ScalarType : uint8_t {
   f16, f16x2, bf16, bf16x2, f32, f64,
   pred,
   s16x2, u16x2,  // two 16-bit integers in 32 bits (add, min, max on sm_90)
+  f32x2,         // two f32 in 64 bits (add, sub, mul, fma on sm_100)
 };
 
 enum class TypeKind : uint8_t { bits, unsigned_integer, signed_integer, floating, predicate };

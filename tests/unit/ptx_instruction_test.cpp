@@ -579,6 +579,38 @@ TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   EXPECT_EQ(out[5], 9u);
 }
 
+// sm_100's .f32x2: two f32 side by side in a .b64, each lane computed and rounded as the f32
+// operation would be (PTX ISA).
+TEST(PtxInstructions, PairsOfFloatsRoundLaneByLane) {
+  for (const RoundingCase& rounding : directed_roundings) {
+    std::string mode = rounding.modifier;
+    Snippet snippet("\tld.global.u64 %rd3, [%rd1];\n\tld.global.u64 %rd4, [%rd1+8];\n\tld.global.u64 %rd5, [%rd1+16];\n"
+                    "\tadd." + mode + ".f32x2 %rd6, %rd3, %rd4;\n\tst.global.u64 [%rd2], %rd6;\n"
+                    "\tsub." + mode + ".f32x2 %rd6, %rd3, %rd4;\n\tst.global.u64 [%rd2+8], %rd6;\n"
+                    "\tmul." + mode + ".f32x2 %rd6, %rd3, %rd4;\n\tst.global.u64 [%rd2+16], %rd6;\n"
+                    "\tfma." + mode + ".f32x2 %rd6, %rd3, %rd4, %rd5;\n\tst.global.u64 [%rd2+24], %rd6;\n"
+                    "\tadd." + mode + ".ftz.f32x2 %rd6, %rd5, %rd5;\n\tst.global.u64 [%rd2+32], %rd6;\n");
+    ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+    const float a[2] = {1.0f, 1.0f / 3.0f}, b[2] = {3e-8f, -7.0f / 9.0f}, c[2] = {1e-40f, 5.5f};
+    auto pair = [](const float (&lanes)[2]) { return bits(lanes[0]) | bits(lanes[1]) << 32; };
+    Slots out = snippet.run({pair(a), pair(b), pair(c)});
+    for (int lane = 0; lane < 2; ++lane) {
+      auto got = [&](int slot) { return as_float(out[slot] >> (32 * lane)); };
+      volatile float x = a[lane], y = b[lane], z = c[lane];
+      float sum = with_host_rounding(rounding.host_mode, [&] { return x + y; });
+      float difference = with_host_rounding(rounding.host_mode, [&] { return x - y; });
+      float product = with_host_rounding(rounding.host_mode, [&] { return x * y; });
+      float fused = with_host_rounding(rounding.host_mode, [&] { return std::fma(x, y, z); });
+      EXPECT_TRUE(same_float(got(0), sum)) << mode << " lane " << lane;
+      EXPECT_TRUE(same_float(got(1), difference)) << mode << " lane " << lane;
+      EXPECT_TRUE(same_float(got(2), product)) << mode << " lane " << lane;
+      EXPECT_TRUE(same_float(got(3), fused)) << mode << " lane " << lane;
+    }
+    // .ftz: the subnormal lane is read as +0, the other added to itself.
+    EXPECT_EQ(out[4], 0u | bits(11.0f) << 32) << mode;
+  }
+}
+
 // lop3.or/.and d|p, a, b, c, table, q: p = (d != 0) or/and q (PTX ISA); sm_100's min and max of
 // three .f32 values keep the two-value rules: a NaN yields to numbers unless .NaN, -0 < +0.
 TEST(PtxInstructions, LopWithAPredicateAndMinMaxOfThree) {
