@@ -165,7 +165,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"activemask", type_group, "t", ""},
     {"elect", barrier_group, "**", ""},
     {"match", type_group | barrier_group, "***?*", ""},
-    {"redux", type_group | barrier_group | atomic_operation_group, "***", ""},
+    {"redux", type_group | barrier_group | atomic_operation_group, "***", "abs NaN"},
     // matrix instructions: shapes, types and register counts are checked by the lowering (lower/matrix.cpp)
     {"mma", type_group | barrier_group, "****", "m8n8k4 m8n8k16 m16n8k4 m16n8k8 m16n8k16 m16n8k32 row col satfinite tf32 e4m3 e5m2"},
     // wmma.load.{a,b,c} r, [p]{, stride}; wmma.store.d [p], r{, stride}; wmma.mma d, a, b, c

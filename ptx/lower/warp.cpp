@@ -190,11 +190,42 @@ void lower_match(FunctionLowering& lowering, const Instruction& instruction) {
   }
 }
 
+// sm_100's redux.sync.min/.max{.abs}{.NaN}.f32: the signed-integer fold of keys that order as
+// the floats do (a negative float's magnitude bits flipped, so -0 < +0), NaN given the key that
+// loses, or with .NaN the one that wins; a NaN key left over means the canonical NaN.
+void lower_float_redux(FunctionLowering& lowering, const Instruction& instruction) {
+  auto& builder = lowering.builder();
+  const Qualifiers& qualifiers = instruction.qualifiers;
+  const bool maximum = qualifiers.operation == Operation::max;
+  if (!maximum && qualifiers.operation != Operation::min) {
+    lowering.error(instruction.location, "redux.sync over .f32 needs .min or .max");
+    return;
+  }
+  auto* i32 = builder.getInt32Ty();
+  Value* bits = lowering.read(instruction.operands[1], ScalarType::b32);
+  if (has_word(instruction, "abs")) bits = builder.CreateAnd(bits, 0x7FFFFFFFu);
+  Value* nan = builder.CreateICmpUGT(builder.CreateAnd(bits, 0x7FFFFFFFu), builder.getInt32(0x7F800000u));
+  // min, max, .NaN.min, .NaN.max: INT_MAX, INT_MIN, INT_MIN, INT_MAX.
+  Value* nan_key = builder.getInt32(maximum != has_word(instruction, "NaN") ? 0x80000000u : 0x7FFFFFFFu);
+  Value* negative = builder.CreateICmpSLT(bits, builder.getInt32(0));
+  Value* key = builder.CreateSelect(nan, nan_key, builder.CreateSelect(negative, builder.CreateXor(bits, 0x7FFFFFFFu), bits));
+  Value* members = member_mask(lowering, instruction, 2);
+  Value* participants = builder.CreateAnd(exchange(lowering, builder.CreateZExt(key, builder.getInt64Ty()), members), members);
+  Value* folded = fold(lowering, maximum ? WarpFold::smax : WarpFold::smin, participants, builder.getInt64(0));
+  Value* unkeyed = builder.CreateSelect(builder.CreateICmpSLT(folded, llvm::ConstantInt::get(i32, 0)), builder.CreateXor(folded, 0x7FFFFFFFu), folded);
+  lowering.write(instruction.operands[0], builder.CreateSelect(builder.CreateICmpEQ(folded, nan_key), builder.getInt32(0x7FFFFFFFu), unkeyed),
+                 ScalarType::b32);
+}
+
 // redux.sync.op.type d, a, membermask over 32-bit integers.
 void lower_redux(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
   ScalarType type = qualifiers.types.empty() ? ScalarType::b32 : qualifiers.types[0];
+  if (type == ScalarType::f32) {
+    lower_float_redux(lowering, instruction);
+    return;
+  }
   if (bit_width(type) != 32 || kind_of(type) == TypeKind::floating) {
     lowering.error(instruction.location, "redux.sync over this type is not supported yet");
     return;

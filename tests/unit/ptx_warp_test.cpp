@@ -288,6 +288,30 @@ TEST(PtxWarp, AllAnyAndUniformVotes) {
   expect_per_thread(body, partial_block, input, [](size_t thread) { return thread < 32 ? 2u : 7u; });
 }
 
+// sm_100's redux.sync.min/.max over .f32 (PTX ISA): NaNs yield to numbers unless .NaN, which
+// makes the result the canonical NaN; -0 is below +0; .abs compares magnitudes.
+TEST(PtxWarp, FloatReductionsOrderZerosAndNaNs) {
+  auto float_bits = [](float value) { return std::bit_cast<uint32_t>(value); };
+  Words input(64);
+  for (size_t thread = 0; thread < 64; ++thread) input[thread] = float_bits(static_cast<float>(thread % 7) - 2.5f);
+  input[3] = float_bits(-0.0f);
+  input[5] = float_bits(-1e30f);  // warp 0's least and largest magnitude
+  input[40] = float_bits(std::numeric_limits<float>::quiet_NaN());  // only in warp 1
+  input[41] = float_bits(0.0f);
+  std::string body = "\tredux.sync.min.f32 %r10, %r1, 0xffffffff;\n\tredux.sync.max.abs.f32 %r11, %r1, 0xffffffff;\n"
+                     "\tredux.sync.max.NaN.f32 %r12, %r1, 0xffffffff;\n\tredux.sync.min.abs.NaN.f32 %r13, %r1, 0xffffffff;\n"
+                     "\tsetp.lt.u32 %p1, %r3, 32;\n\tselp.b32 %r11, %r11, %r12, %p1;\n\tselp.b32 %r10, %r10, %r13, %p1;";
+  // Warp 0: min -1e30, max |.| 1e30. Warp 1: the NaN is ignored by min (least: -2.5), and makes
+  // .NaN's results the canonical NaN.
+  expect_per_thread(body, 64, input, [&](size_t thread) { return thread < 32 ? float_bits(-1e30f) : 0x7FFFFFFFu; },
+                    [&](size_t thread) { return thread < 32 ? float_bits(1e30f) : 0x7FFFFFFFu; });
+  body = "\tredux.sync.min.f32 %r10, %r1, 0xffffffff;\n\tredux.sync.max.f32 %r11, %r1, 0xffffffff;";
+  for (size_t thread = 32; thread < 64; ++thread) input[thread] = float_bits(thread % 2 ? 0.0f : -0.0f);
+  input[33] = float_bits(std::numeric_limits<float>::quiet_NaN());
+  expect_per_thread(body, 64, input, [&](size_t thread) { return thread < 32 ? float_bits(-1e30f) : float_bits(-0.0f); },
+                    [&](size_t thread) { return thread < 32 ? float_bits(3.5f) : float_bits(0.0f); });
+}
+
 // elect.sync's lane number may go to the sink: `_|p` (ptxas takes it).
 TEST(PtxWarp, ElectWithoutItsLaneNumberStillElectsTheLowestLane) {
   Words input = sample_input(partial_block);
