@@ -22,6 +22,7 @@ constexpr SpecialRegister special_registers[] = {
     {"pm4", false, 32}, {"pm5", false, 32}, {"pm6", false, 32}, {"pm7", false, 32},
     {"pm0_64", false, 64}, {"pm1_64", false, 64}, {"pm2_64", false, 64}, {"pm3_64", false, 64},
     {"pm4_64", false, 64}, {"pm5_64", false, 64}, {"pm6_64", false, 64}, {"pm7_64", false, 64},
+    {"current_graph_exec", false, 64},
 };
 
 // %envreg0 to %envreg31, driver-defined words (PTX ISA: "Special Registers: %envreg<32>").

@@ -23,6 +23,9 @@ llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& op
   if (name.starts_with("reserved_smem_offset_")) return builder.getInt32(0);
   // The block's shared memory and what is reserved of it: all of it, then.
   if (name == "aggr_smem_size") name = "total_smem_size";
+  // The device graph the kernel runs in, 0 outside one: xcuda instantiates no graph for launch
+  // from the device (src/graph.cpp refuses CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH).
+  if (name == "current_graph_exec") return builder.getInt64(0);
   // Performance monitor counters, whose behaviour the ISA leaves undefined: xcuda counts nothing.
   if (name.starts_with("pm")) return builder.getIntN(special->bits, 0);
   if (name == "is_explicit_cluster") return builder.getFalse();

@@ -850,8 +850,8 @@ TEST(PtxInstructions, IsspacepTellsWhichWindowAnAddressLiesIn) {
 
 // %clock_hi is the high half of %clock64; %aggr_smem_size counts the block's shared memory
 // and the driver's reserved part (none on xcuda: %reserved_smem_offset_end is 0); %pm0-7 and
-// %pm0_64-7_64 read (their behaviour the ISA leaves undefined). Prefetches of tensor maps and
-// membar.proxy.alias change nothing.
+// %pm0_64-7_64 read (their behaviour the ISA leaves undefined); %current_graph_exec is 0 outside
+// a device graph. Prefetches of tensor maps and membar.proxy.alias change nothing.
 TEST(PtxInstructions, ClockHalvesSharedMemorySizesAndPerformanceCounters) {
   LoadedModule module(".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 4 .b32 cells[10];\n"
                       ".visible .entry sizes(.param .u64 out)\n{\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<6>;\n"
@@ -860,9 +860,11 @@ TEST(PtxInstructions, ClockHalvesSharedMemorySizesAndPerformanceCounters) {
                       "\tst.global.u64 [%rd1], %rd2;\n\tst.global.u32 [%rd1+8], %r1;\n\tst.global.u64 [%rd1+16], %rd3;\n"
                       "\tmov.u32 %r2, %aggr_smem_size;\n\tmov.u32 %r3, %total_smem_size;\n"
                       "\tst.global.v2.u32 [%rd1+24], {%r2, %r3};\n\tmov.u32 %r4, %pm3;\n\tmov.u64 %rd4, %pm5_64;\n"
-                      "\tst.global.u32 [%rd1+32], %r4;\n\tst.global.u64 [%rd1+40], %rd4;\n\tret;\n}\n");
+                      "\tst.global.u32 [%rd1+32], %r4;\n\tst.global.u64 [%rd1+40], %rd4;\n"
+                      "\tmov.u64 %rd5, %current_graph_exec;\n\tst.global.u64 [%rd1+48], %rd5;\n\tret;\n}\n");
   ASSERT_TRUE(module.ok()) << module.diagnostics_text();
-  std::array<uint32_t, 12> out{};
+  std::array<uint32_t, 14> out{};
+  out[12] = out[13] = 0xDEADBEEF;
   ParameterBuffer parameters(module.kernel("sizes"));
   parameters.set(0, out.data());
   module.launch("sizes", {1, 1, 1}, {1, 1, 1}, parameters, 100);
@@ -871,6 +873,7 @@ TEST(PtxInstructions, ClockHalvesSharedMemorySizesAndPerformanceCounters) {
   EXPECT_LE(out[2], static_cast<uint32_t>(after >> 32));
   EXPECT_EQ(out[7], 48u + 100u);  // 40 static bytes rounded up to 16, then the dynamic 100
   EXPECT_EQ(out[6], out[7]);
+  EXPECT_EQ(out[12] | static_cast<uint64_t>(out[13]) << 32, 0u);  // no device graph runs the kernel
 }
 
 TEST(PtxInstructions, SpecialRegistersDescribeTheThread) {
