@@ -235,6 +235,9 @@ class FunctionChecker {
       return;
     }
     std::string_view shape = signature->operands;
+    // st.bulk [a], size, initval (sm_100) stores no typed value.
+    const auto& words = instruction.qualifiers.other;
+    if (instruction.opcode == "st" && std::find(words.begin(), words.end(), "bulk") != words.end()) shape = "a**";
     size_t required = shape.find('?');
     size_t letters = shape.size() - (required == std::string_view::npos ? 0 : 1);
     if (required == std::string_view::npos) required = shape.size();

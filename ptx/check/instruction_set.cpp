@@ -74,7 +74,7 @@ constexpr InstructionSignature instruction_set[] = {
     {"ld", memory, "ta?*", ""},
     {"ldu", memory, "ta?*", ""},
     // st.async's third operand is its mbarrier (lower/memory.cpp).
-    {"st", memory, "at?*", "async mbarrier::complete_tx::bytes"},
+    {"st", memory, "at?*", "async mbarrier::complete_tx::bytes bulk"},
     {"prefetch", space_group | cache_group, "a", "L1 L2 tensormap"},
     {"prefetchu", 0, "a", "L1"},
     // cache policies and priorities: the host has no caches to steer

@@ -75,9 +75,26 @@ bool is_valid_async_store(const Instruction& instruction) {
          (qualifiers.space == StateSpace::shared || qualifiers.space == StateSpace::generic) && shape;
 }
 
+// st.bulk{.weak}{.shared::cta} [a], size, initval (sm_100): size bytes, a multiple of 8, of the
+// block's shared memory (at a shared or a generic address) set to initval, which can only be 0.
+void lower_bulk_store(FunctionLowering& lowering, const Instruction& instruction) {
+  const auto& operands = instruction.operands;
+  if (operands.size() != 3 || operands[2].kind != Operand::Kind::integer || operands[2].integer != 0) {
+    lowering.error(instruction.location, "st.bulk takes [a], size, 0");
+    return;
+  }
+  auto& builder = lowering.builder();
+  Value* pointer = lowering.address(operands[0], instruction.qualifiers.space);
+  builder.CreateMemSet(pointer, builder.getInt8(0), lowering.read(operands[1], ScalarType::u64), llvm::MaybeAlign(8));
+}
+
 void lower_store(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   const Qualifiers& qualifiers = instruction.qualifiers;
+  if (has_word(instruction, "bulk")) {
+    lower_bulk_store(lowering, instruction);
+    return;
+  }
   ScalarType type = qualifiers.types[0];
   const bool asynchronous = has_word(instruction, "async");
   if (asynchronous && !is_valid_async_store(instruction)) {

@@ -579,6 +579,28 @@ TEST(PtxInstructions, AtomicsReturnTheOldValue) {
   EXPECT_EQ(out[5], 9u);
 }
 
+// sm_100's st.bulk: zeroes `size` bytes of shared memory, at a shared or a generic address.
+TEST(PtxInstructions, BulkStoresZeroSharedMemory) {
+  LoadedModule module(".version 8.8\n.target sm_100a\n.address_size 64\n.shared .align 8 .b8 cells[64];\n"
+                      ".visible .entry clear(.param .u64 out)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<8>;\n"
+                      "\tld.param.u64 %rd1, [out];\n\tmov.u64 %rd2, cells;\n\tmov.u32 %r1, 0x01010101;\n"
+                      "\tst.shared.v4.u32 [%rd2], {%r1, %r1, %r1, %r1};\n\tst.shared.v4.u32 [%rd2+16], {%r1, %r1, %r1, %r1};\n"
+                      "\tst.shared.v4.u32 [%rd2+32], {%r1, %r1, %r1, %r1};\n\tst.shared.v4.u32 [%rd2+48], {%r1, %r1, %r1, %r1};\n"
+                      "\tst.bulk.weak.shared::cta [%rd2+8], 16, 0;\n\tcvta.shared.u64 %rd3, %rd2;\n\tmov.u64 %rd4, 8;\n"
+                      "\tst.bulk.weak [%rd3+40], %rd4, 0;\n"
+                      "\tld.shared.v2.u64 {%rd5, %rd6}, [%rd2];\n\tst.global.v2.u64 [%rd1], {%rd5, %rd6};\n"
+                      "\tld.shared.v2.u64 {%rd5, %rd6}, [%rd2+16];\n\tst.global.v2.u64 [%rd1+16], {%rd5, %rd6};\n"
+                      "\tld.shared.v2.u64 {%rd5, %rd6}, [%rd2+32];\n\tst.global.v2.u64 [%rd1+32], {%rd5, %rd6};\n"
+                      "\tld.shared.v2.u64 {%rd5, %rd6}, [%rd2+48];\n\tst.global.v2.u64 [%rd1+48], {%rd5, %rd6};\n\tret;\n}\n");
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  std::array<uint64_t, 8> out{};
+  ParameterBuffer parameters(module.kernel("clear"));
+  parameters.set(0, out.data());
+  module.launch("clear", {1, 1, 1}, {1, 1, 1}, parameters);
+  const uint64_t ones = 0x0101010101010101ull;
+  EXPECT_EQ(out, (std::array<uint64_t, 8>{ones, 0, 0, ones, ones, 0, ones, ones}));
+}
+
 // sm_100's .f32x2: two f32 side by side in a .b64, each lane computed and rounded as the f32
 // operation would be (PTX ISA).
 TEST(PtxInstructions, PairsOfFloatsRoundLaneByLane) {
