@@ -54,6 +54,7 @@ struct GlobalInfo {
   std::string name;
   uint64_t size = 0;
   bool is_constant = false;  // .const rather than .global
+  bool is_managed = false;   // .global .attribute(.managed): a __managed__ variable
 };
 
 struct ModuleInfo {

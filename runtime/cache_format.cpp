@@ -145,7 +145,7 @@ std::vector<uint8_t> serialize_entry(std::string_view key, const ptx::CompileRes
   for (const ptx::GlobalInfo& global : compiled.module.globals) {
     payload.text(global.name);
     payload.u64(global.size);
-    payload.u32(global.is_constant ? 1 : 0);
+    payload.u32(global.is_constant ? 1 : global.is_managed ? 2 : 0);
   }
 
   Writer entry;
@@ -191,7 +191,10 @@ Expected<ptx::CompileResult> parse_entry(std::span<const uint8_t> bytes, std::st
   for (ptx::GlobalInfo& global : compiled.module.globals) {
     global.name = in.text("global name");
     global.size = in.u64("global size");
-    global.is_constant = in.u32("global constness") != 0;
+    uint32_t kind = in.u32("global kind");
+    if (kind > 2) return damaged("global kind " + std::to_string(kind) + ", expected 0 (.global), 1 (.const) or 2 (managed)");
+    global.is_constant = kind == 1;
+    global.is_managed = kind == 2;
   }
   if (in.failed()) return damaged(in.problem());
   if (!in.at_end())

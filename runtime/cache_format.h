@@ -25,7 +25,7 @@
 namespace xcuda::runtime {
 
 // Bump when the layout of the payload changes; older entries then read as stale, not damaged.
-inline constexpr uint32_t entry_format_version = 3;
+inline constexpr uint32_t entry_format_version = 4;
 inline constexpr size_t entry_header_bytes = 56;
 
 // `key` is stored inside the entry so that a file renamed or copied under another key is

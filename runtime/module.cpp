@@ -242,11 +242,12 @@ void Module::link(Unit& unit, ptx::CompileResult compiled) {
   unit.loaded = std::move(*loaded);
   if (!unit.options.kernels.empty()) return;
   // Globals are device memory too: copies to and from them (cudaMemcpyToSymbol) are checked
-  // against the registry like any allocation.
+  // against the registry like any allocation; __managed__ ones are managed memory.
   for (const ptx::GlobalInfo& global : info_.globals)
     if (Expected<void*> address = unit.loaded->global(global.name))
       memory_registry().add(Allocation{reinterpret_cast<uintptr_t>(*address), global.size,
-                                       MemoryKind::device, &context_, /*owned=*/false});
+                                       global.is_managed ? MemoryKind::managed : MemoryKind::device, &context_,
+                                       /*owned=*/false});
   globals_registered_ = true;
 }
 
@@ -328,7 +329,7 @@ Expected<GlobalVariable> Module::global(std::string_view name) {
     if (Status status = prepare({&units_.front()}); !status) return status.error();
     Expected<void*> address = units_.front().loaded->global(name);
     if (!address) return address.error();
-    return GlobalVariable{*address, global.size};
+    return GlobalVariable{*address, global.size, global.is_managed};
   }
   return make_error(ErrorCode::not_found, "no global variable named '" + std::string(name) + "'");
 }

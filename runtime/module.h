@@ -49,6 +49,7 @@ class Function {
 struct GlobalVariable {
   void* address = nullptr;
   size_t size = 0;
+  bool is_managed = false;  // a __managed__ variable (cuLibraryGetManaged)
 };
 
 // How a module is compiled: one unit per kernel (with the functions it calls), in the order of

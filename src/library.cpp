@@ -3,6 +3,7 @@
 #include "src/api.h"
 #include "src/jit_options.h"
 
+#include "runtime/backend.h"
 #include "runtime/library.h"
 
 using namespace xcuda;
@@ -36,11 +37,13 @@ CUresult load(const char* function, CUlibrary* result, const void* image, const 
 }
 
 // The library's module in the calling thread's context.
-CUresult module_of(const char* function, CUlibrary handle, runtime::Module*& module) {
+// The library's module in `context`, or in the current context.
+CUresult module_of(const char* function, CUlibrary handle, runtime::Module*& module,
+                   runtime::Context* context = nullptr) {
   XCUDA_REQUIRE(runtime::live_libraries().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live library");
   CUresult status;
-  runtime::Context* context = api::current_context(function, status);
+  if (!context) context = api::current_context(function, status);
   if (!context) return status;
   auto compiled = as_library(handle)->module(*context);
   if (!compiled) return api::fail(function, compiled.error());
@@ -159,9 +162,25 @@ XCUDA_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr* address, size_t* bytes, C
   XCUDA_REQUIRE(name, CUDA_ERROR_INVALID_VALUE, "name is null");
   XCUDA_REQUIRE(runtime::live_libraries().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live library");
-  // __managed__ variables are not supported by the compiler yet, so none can exist.
-  return api::fail(__func__, CUDA_ERROR_NOT_FOUND,
-                   std::string("no managed variable named '") + name + "'");
+  // On an AMD GPU a module's variables are the GPU's memory, which the host's code cannot read
+  // as it reads a managed variable.
+  XCUDA_REQUIRE(runtime::backend().compile_target() == ptx::Target::host, CUDA_ERROR_NOT_SUPPORTED,
+                "managed variables need the host backend");
+  // A managed variable belongs to no context, and cudart asks for it before making one current:
+  // xcuda keeps it in the module of the current context, else of device 0's primary context,
+  // which cudart's launches use (and which stays retained for it).
+  runtime::Context* context = runtime::current_context();
+  if (!context) context = runtime::primary_context_if_active(0);
+  if (!context) context = &runtime::retain_primary_context(0);
+  runtime::Module* module = nullptr;
+  if (CUresult status = module_of(__func__, handle, module, context); status != CUDA_SUCCESS) return status;
+  auto global = module->global(name);
+  if (!global) return api::fail(__func__, global.error());
+  if (!global->is_managed)
+    return api::fail(__func__, CUDA_ERROR_NOT_FOUND, std::string("'") + name + "' is not a managed variable");
+  if (address) *address = reinterpret_cast<CUdeviceptr>(global->address);
+  if (bytes) *bytes = global->size;
+  return CUDA_SUCCESS;
 }
 
 XCUDA_EXPORT CUresult cuLibraryGetUnifiedFunction(void** result, CUlibrary handle,

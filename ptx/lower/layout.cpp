@@ -242,7 +242,7 @@ ModuleInfo describe_module(const Module& module, const SharedLayout& shared) {
   }
   for (const auto& variable : module.variables) {
     if ((variable.space != StateSpace::global && variable.space != StateSpace::constant) || variable.is_extern) continue;
-    info.globals.push_back(GlobalInfo{variable.name, variable.size_in_bytes(), variable.space == StateSpace::constant});
+    info.globals.push_back(GlobalInfo{variable.name, variable.size_in_bytes(), variable.space == StateSpace::constant, variable.is_managed});
   }
   return info;
 }

@@ -63,6 +63,7 @@ struct VariableDeclaration {
   bool is_extern = false;
   bool is_visible = false;
   bool is_weak = false;
+  bool is_managed = false;  // .attribute(.managed): a __managed__ variable, which the host reaches too
   std::vector<InitialValue> initializer;  // flattened in memory order
 
   uint32_t element_bytes() const {

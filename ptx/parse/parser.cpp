@@ -345,8 +345,17 @@ class Parser {
         next();
         declaration.type = *type;
         have_type = true;
-      } else if (word == "attribute" || word == "managed" || word == "unified") {
-        fail(token.location, "'" + std::string(token.text) + "' is not supported yet");
+      } else if (word == "attribute") {
+        // .attribute(.managed); .unified(uuid1, uuid2) names a function or variable shared with
+        // the host's code, which only separate compilation with the host compiler gives.
+        next();
+        expect_punctuation('(');
+        const Token& attribute = peek();
+        if (attribute.kind != TokenKind::dot_word || attribute.text != ".managed")
+          fail(attribute.location, "'" + std::string(attribute.text) + "' is not supported yet");
+        next();
+        declaration.is_managed = true;
+        expect_punctuation(')');
       } else {
         fail(token.location, "unexpected " + describe(token) + " in a declaration");
       }
