@@ -53,6 +53,14 @@ class Snippet {
   LoadedModule module_;
 };
 
+// Runs `kernel` of `module` as one thread of one block, its only parameter pointing at `out`.
+template <class Out>
+void run_one_thread(LoadedModule& module, std::string_view kernel, Out& out, uint32_t dynamic_shared_bytes = 0) {
+  ParameterBuffer parameters(module.kernel(kernel));
+  parameters.set(0, out.data());
+  module.launch(kernel, {1, 1, 1}, {1, 1, 1}, parameters, dynamic_shared_bytes);
+}
+
 uint64_t bits(float value) { return std::bit_cast<uint32_t>(value); }
 uint64_t bits(double value) { return std::bit_cast<uint64_t>(value); }
 float as_float(uint64_t slot) { return std::bit_cast<float>(static_cast<uint32_t>(slot)); }
@@ -594,9 +602,7 @@ TEST(PtxInstructions, BulkStoresZeroSharedMemory) {
                       "\tld.shared.v2.u64 {%rd5, %rd6}, [%rd2+48];\n\tst.global.v2.u64 [%rd1+48], {%rd5, %rd6};\n\tret;\n}\n");
   ASSERT_TRUE(module.ok()) << module.diagnostics_text();
   std::array<uint64_t, 8> out{};
-  ParameterBuffer parameters(module.kernel("clear"));
-  parameters.set(0, out.data());
-  module.launch("clear", {1, 1, 1}, {1, 1, 1}, parameters);
+  run_one_thread(module, "clear", out);
   const uint64_t ones = 0x0101010101010101ull;
   EXPECT_EQ(out, (std::array<uint64_t, 8>{ones, 0, 0, ones, ones, 0, ones, ones}));
 }
@@ -777,9 +783,7 @@ TEST(PtxInstructions, ModuleVariablesWithInitialisersAndAddresses) {
   EXPECT_EQ(table[1], message + 2);
   EXPECT_EQ(static_cast<const float*>(module.global("values"))[0], 1.5f);
   std::array<uint32_t, 6> out{};
-  ParameterBuffer parameters(module.kernel("read"));
-  parameters.set(0, out.data());
-  module.launch("read", {1, 1, 1}, {1, 1, 1}, parameters);
+  run_one_thread(module, "read", out);
   EXPECT_EQ(out[0], static_cast<uint32_t>('C'));
   EXPECT_EQ(std::bit_cast<float>(out[1]), -2.5f);
   EXPECT_EQ(out[2] | (static_cast<uint64_t>(out[3]) << 32), bits(2.0));
@@ -887,9 +891,7 @@ TEST(PtxInstructions, ClockHalvesSharedMemorySizesAndPerformanceCounters) {
   ASSERT_TRUE(module.ok()) << module.diagnostics_text();
   std::array<uint32_t, 14> out{};
   out[12] = out[13] = 0xDEADBEEF;
-  ParameterBuffer parameters(module.kernel("sizes"));
-  parameters.set(0, out.data());
-  module.launch("sizes", {1, 1, 1}, {1, 1, 1}, parameters, 100);
+  run_one_thread(module, "sizes", out, 100);
   uint64_t before = out[0] | static_cast<uint64_t>(out[1]) << 32, after = out[4] | static_cast<uint64_t>(out[5]) << 32;
   EXPECT_GE(out[2], static_cast<uint32_t>(before >> 32));
   EXPECT_LE(out[2], static_cast<uint32_t>(after >> 32));
