@@ -109,16 +109,13 @@ void lower_atomic(FunctionLowering& lowering, const Instruction& instruction, bo
   // The cache policy of .L2::cache_hint, last: the host has no cache to steer.
   const size_t policy_operand = has_modifier(instruction, "L2::cache_hint") ? 1 : 0;
   const bool swaps = qualifiers.operation == Operation::cas;
-  if (instruction.operands.size() != first + 2 + (swaps ? 1 : barrier_operand) + policy_operand) {
-    lowering.error(instruction.location, swaps ? "atom.cas needs a compare and a new value" : "this form of '" + instruction.opcode + "' is not supported yet");
-    return;
-  }
-  if (swaps && is_float(type)) {
-    lowering.error(instruction.location, "atom.cas takes .b32/.b64 types");
-    return;
-  }
   auto operation = operation_for(qualifiers.operation, type);
-  if (!swaps && !operation) {
+  const bool counted = instruction.operands.size() == first + 2 + (swaps ? 1 : barrier_operand) + policy_operand;
+  if (swaps && (!counted || is_float(type))) {
+    lowering.error(instruction.location, counted ? "atom.cas takes .b32/.b64 types" : "atom.cas needs a compare and a new value");
+    return;
+  }
+  if (!swaps && (!counted || !operation)) {
     lowering.error(instruction.location, "this form of '" + instruction.opcode + "' is not supported yet");
     return;
   }
