@@ -61,7 +61,9 @@ void add_control_flow_lowerings(LoweringTable& table) {
   table["ret"] = lower_ret;
   table["exit"] = lower_exit;
   table["trap"] = lower_trap;
-  table["brkpt"] = lower_no_operation;
+  // With no debugger attached a GPU fails the launch at a breakpoint as at a trap
+  // (cudaErrorLaunchFailure on an H100, driver 580).
+  table["brkpt"] = lower_trap;
   table["nanosleep"] = lower_no_operation;
   // Programmatic dependent launch: a grid here starts only once the grid before it in the
   // stream has completed, so there is nothing to signal and nothing left to wait for.

@@ -138,8 +138,9 @@ void lower_cvta(FunctionLowering& lowering, const Instruction& instruction) {
   lowering.write(instruction.operands[0], value, type);
 }
 
-// isspacep.space p, a. The .param window lies within the .global one (PTX ISA), as do the
-// module's .const variables: an address is global unless it is shared or local.
+// isspacep.space p, a. The .param window lies within the .global one (PTX ISA); the module's
+// .const variables do not (an H100 answers .global false for a __constant__ variable's address):
+// an address is global unless it is shared, local or constant.
 void lower_isspacep(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
   Value* address = lowering.read(instruction.operands[1], ScalarType::u64);
@@ -148,26 +149,29 @@ void lower_isspacep(FunctionLowering& lowering, const Instruction& instruction) 
     llvm::Function* test = lowering.module().intrinsic(intrinsic, builder.getInt1Ty(), {pointer, builder.getInt64Ty()});
     return builder.CreateCall(test, {lowering.thread_context(), address});
   };
+  auto in_constant_variable = [&] {
+    const Module& module = lowering.module().source();
+    Value* inside = builder.getFalse();
+    for (uint32_t index = 0; index < module.variables.size(); ++index) {
+      const VariableDeclaration& variable = module.variables[index];
+      llvm::GlobalVariable* global = lowering.module().variable(index);
+      if (variable.space != StateSpace::constant || global == nullptr) continue;
+      Value* offset = builder.CreateSub(address, builder.CreatePtrToInt(global, builder.getInt64Ty()));
+      inside = builder.CreateOr(inside, builder.CreateICmpULT(offset, builder.getInt64(variable.size_in_bytes())));
+    }
+    return inside;
+  };
   Value* inside = nullptr;
   switch (instruction.qualifiers.space) {
     case StateSpace::shared: inside = in_window(intrinsics::in_shared_window); break;
     case StateSpace::local: inside = in_window(intrinsics::in_local_window); break;
     case StateSpace::param: inside = in_window(intrinsics::in_parameter_window); break;
+    case StateSpace::constant: inside = in_constant_variable(); break;
     case StateSpace::global:
-      inside = builder.CreateNot(builder.CreateOr(in_window(intrinsics::in_shared_window), in_window(intrinsics::in_local_window)));
+      inside = builder.CreateNot(builder.CreateOr(
+          builder.CreateOr(in_window(intrinsics::in_shared_window), in_window(intrinsics::in_local_window)),
+          in_constant_variable()));
       break;
-    case StateSpace::constant: {
-      const Module& module = lowering.module().source();
-      inside = builder.getFalse();
-      for (uint32_t index = 0; index < module.variables.size(); ++index) {
-        const VariableDeclaration& variable = module.variables[index];
-        llvm::GlobalVariable* global = lowering.module().variable(index);
-        if (variable.space != StateSpace::constant || global == nullptr) continue;
-        Value* offset = builder.CreateSub(address, builder.CreatePtrToInt(global, builder.getInt64Ty()));
-        inside = builder.CreateOr(inside, builder.CreateICmpULT(offset, builder.getInt64(variable.size_in_bytes())));
-      }
-      break;
-    }
     default:
       lowering.error(instruction.location, "isspacep needs .global, .shared, .local, .const or .param");
       return;

@@ -31,7 +31,7 @@ ELSEWHERE = {
     "call": ("tests/unit/ptx_instruction_test.cpp", "call.uni"),
     "exit": ("tests/unit/ptx_instruction_test.cpp", "@%p1 exit;"),
     "trap": ("tests/cuda/kernel_faults.cu", "__trap()", "nvcc emits trap"),
-    "brkpt": None,
+    "brkpt": ("tests/unit/ptx_instruction_test.cpp", "@%p1 brkpt"),
     "nanosleep": ("tests/unit/ptx_instruction_test.cpp", "nanosleep.u32 %r4"),
     "bar": ("tests/unit/ptx_warp_test.cpp", "bar.sync"),
     "barrier": ("tests/unit/ptx_warp_test.cpp", "barrier.sync"),

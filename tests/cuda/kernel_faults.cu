@@ -1,5 +1,6 @@
 // Kernels that fail, each in a child process of its own (a CUDA context that saw a fault is
-// unusable, and each case starts clean): trap gives cudaErrorLaunchFailure, a store to an
+// unusable, and each case starts clean): trap gives cudaErrorLaunchFailure, and so does brkpt
+// with no debugger attached (as on an H100), a store to an
 // unmapped address gives cudaErrorIllegalAddress and stays on the context (the next call fails
 // the same way), and a failed device assert gives cudaErrorAssert. The same kernels run inside a
 // block whose threads synchronise (__syncthreads, __syncthreads_count) to cover xcuda's
@@ -12,6 +13,11 @@
 __global__ void trap_kernel(int* data, int culprit) {
   data[threadIdx.x] = 1;
   if (static_cast<int>(threadIdx.x) == culprit) __trap();
+}
+
+__global__ void breakpoint_kernel(int* data, int culprit) {
+  data[threadIdx.x] = 1;
+  if (static_cast<int>(threadIdx.x) == culprit) asm volatile("brkpt;");
 }
 
 __global__ void wild_store(int* wild, int culprit) {
@@ -56,6 +62,7 @@ __global__ void lanes_never_meet(int* data) {
 
 enum class Case {
   trap,
+  breakpoint,
   wild_store,
   assertion,
   trap_after_barrier,
@@ -77,6 +84,7 @@ int run_case(Case which) {
   cudaError_t want = cudaErrorLaunchFailure;
   switch (which) {
     case Case::trap: trap_kernel<<<4, 64>>>(data, 17); break;
+    case Case::breakpoint: breakpoint_kernel<<<2, 64>>>(data, 33); break;
     case Case::wild_store:
       want = cudaErrorIllegalAddress;
       wild_store<<<4, 64>>>(reinterpret_cast<int*>(uintptr_t{64}), 5);
@@ -108,6 +116,7 @@ int run_case(Case which) {
 
 int main() {
   const Case cases[] = {Case::trap,
+                        Case::breakpoint,
                         Case::wild_store,
                         Case::assertion,
                         Case::trap_after_barrier,
@@ -118,7 +127,7 @@ int main() {
     if (!succeeds_in_child([which] { return run_case(which); }))
       FAIL("case %d: the child process failed", static_cast<int>(which));
   std::printf(
-      "kernel_faults: trap, wild store, assert and traps after barriers fail their launches as "
+      "kernel_faults: trap, brkpt, wild store, assert and traps after barriers fail their launches as "
       "CUDA does\n");
   return 0;
 }
