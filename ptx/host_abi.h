@@ -70,6 +70,10 @@ struct GridWorkspace {
 // Symbol of the block function for kernel `name`. The object also defines each module-scope
 // .global/.const variable under its PTX name.
 inline constexpr const char* block_symbol_prefix = "__xcuda_block_";
+// void(void), defined where a variable's initial value needs the module's addresses in a way no
+// relocation gives (a byte of an address, 0xFF00(table)): the loader calls it once, after linking
+// and before any launch.
+inline constexpr const char* module_initialiser_symbol = "__xcuda_initialise_module";
 
 // The host target's builtin library (ptx/target/host/builtin_library.h), linked into the
 // runtime: a copy of its functions for each processor level, best first, of which the host

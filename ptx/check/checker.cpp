@@ -53,6 +53,7 @@ class ModuleChecker {
 
   void run();
   void resolve_alias(const FunctionAlias& alias);
+  void check_masked_address(const VariableDeclaration& variable, const InitialValue& value);
 
   DiagnosticSink& diagnostics() { return diagnostics_; }
   const Module& module() const { return module_; }
@@ -559,13 +560,25 @@ void ModuleChecker::run() {
       if (!variables_.contains(value.symbol) && !functions_.contains(value.symbol))
         diagnostics_.error(value.location, "unknown name '" + value.symbol + "'");
       else if (value.mask != 0)
-        diagnostics_.error(value.location, "masked addresses such as 0xFF(" + value.symbol + ") are not supported yet");
+        check_masked_address(variable, value);
     }
   }
   for (auto& function : module_.functions) {
     if (!function.has_body) continue;
     FunctionChecker(*this, function).run();
   }
+}
+
+// 0xFF00(symbol): one byte of the address, in a .u8, .u32 or .u64 element (ptxas refuses the
+// other types and any other mask).
+void ModuleChecker::check_masked_address(const VariableDeclaration& variable, const InitialValue& value) {
+  bool one_byte = false;
+  for (uint32_t shift = 0; shift < 64; shift += 8) one_byte |= value.mask == uint64_t{0xFF} << shift;
+  if (!one_byte)
+    diagnostics_.error(value.location, "an address mask picks one byte: 0xFF, 0xFF00, ... or 0xFF00000000000000");
+  else if (variable.type != ScalarType::u8 && variable.type != ScalarType::u32 && variable.type != ScalarType::u64)
+    diagnostics_.error(value.location, "a byte of an address needs a .u8, .u32 or .u64 element, not ." +
+                                           std::string(name_of(variable.type)));
 }
 
 // `.alias a, b;` needs `a` declared without a body and `b` defined with the same signature; from

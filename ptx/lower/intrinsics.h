@@ -44,6 +44,10 @@ using BarrierOperation = host_abi::BarrierOperation;
 // test_wait and try_wait (the host target runs such kernels as fibers).
 inline constexpr const char* mbarrier = "xcuda.mbarrier";
 using MbarrierOperation = host_abi::MbarrierOperation;
+// void (): defined, not declared, by the lowering where an object format cannot hold what a
+// variable starts as (a byte of an address: 0xFF00(table)). A target runs it once the module is
+// loaded and before any kernel.
+inline constexpr const char* module_initialiser = "xcuda.module.initialise";
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
 // i1 (ptr context, i64 address): whether a generic address lies in the block's shared memory,
 // in the thread's local memory (its .local variables and run-time allocations), or among the

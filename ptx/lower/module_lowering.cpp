@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include "lower/function_lowering.h"
@@ -42,8 +43,9 @@ static uint64_t element_bits(const InitialValue& value, ScalarType type) {
   return converted.bitcastToAPInt().getZExtValue();
 }
 
-// Lays the initial values out byte by byte; an address becomes a relocated 64-bit field.
-llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variable) {
+// Lays the initial values out byte by byte; an address becomes a relocated 64-bit field, and a
+// byte of one a zero that the module's initialiser overwrites.
+llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variable, std::vector<MaskedAddress>& masked) {
   llvm::LLVMContext& context = target_.getContext();
   auto* byte = llvm::Type::getInt8Ty(context);
   auto* address_type = llvm::Type::getInt64Ty(context);
@@ -61,13 +63,20 @@ llvm::Constant* ModuleLowering::initial_value(const VariableDeclaration& variabl
   for (const InitialValue& value : variable.initializer) {
     if (value.kind == InitialValue::Kind::address) {
       llvm::Constant* base = named_address(value.symbol);
-      if (element_bytes != 8 || base == nullptr) {
-        diagnostics_.error(value.location, element_bytes != 8 ? "an address needs a 64-bit element"
-                                                              : "'" + value.symbol + "' cannot be used in an initialiser");
+      bool masked_value = value.mask != 0;  // the checker allowed its element type
+      if ((element_bytes != 8 && !masked_value) || base == nullptr) {
+        diagnostics_.error(value.location, base != nullptr ? "an address needs a 64-bit element"
+                                                           : "'" + value.symbol + "' cannot be used in an initialiser");
+        continue;
+      }
+      auto* address = llvm::ConstantExpr::getGetElementPtr(byte, base, llvm::ConstantInt::get(address_type, value.offset));
+      if (masked_value) {
+        masked.push_back({written, element_bytes, address, value.mask});
+        pending.resize(pending.size() + element_bytes, 0);
+        written += element_bytes;
         continue;
       }
       flush_bytes();
-      auto* address = llvm::ConstantExpr::getGetElementPtr(byte, base, llvm::ConstantInt::get(address_type, value.offset));
       fields.push_back(llvm::ConstantExpr::getPtrToInt(address, address_type));
       written += 8;
       continue;
@@ -115,11 +124,14 @@ void ModuleLowering::declare_variables() {
     global->setAlignment(llvm::Align(std::max<uint32_t>(variable.effective_alignment(), 1)));
     variables_[index] = global;
   }
-  for (size_t index = 0; index < source_.variables.size(); ++index) {
+  std::vector<std::pair<uint32_t, MaskedAddress>> all_masked;
+  for (uint32_t index = 0; index < source_.variables.size(); ++index) {
     llvm::GlobalVariable* global = variables_[index];
     const VariableDeclaration& variable = source_.variables[index];
     if (global == nullptr || variable.is_extern) continue;
-    llvm::Constant* initial = initial_value(variable);
+    std::vector<MaskedAddress> masked;
+    llvm::Constant* initial = initial_value(variable, masked);
+    for (const MaskedAddress& value : masked) all_masked.emplace_back(index, value);
     if (initial->getType() == global->getValueType()) {
       global->setInitializer(initial);
       continue;
@@ -132,6 +144,26 @@ void ModuleLowering::declare_variables() {
     global->eraseFromParent();
     variables_[index] = replacement;
   }
+  if (!all_masked.empty()) define_initialiser(all_masked);
+}
+
+// value = (address & mask) >> (8 * the mask's byte), zero-extended to the element (as an H100
+// lays out .u8, .u32 and .u64 elements so initialised).
+void ModuleLowering::define_initialiser(const std::vector<std::pair<uint32_t, MaskedAddress>>& masked) {
+  llvm::LLVMContext& context = target_.getContext();
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), false);
+  auto* initialiser = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, intrinsics::module_initialiser, target_);
+  initialiser->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", initialiser));
+  for (const auto& [index, value] : masked) {
+    llvm::Value* address = builder.CreatePtrToInt(value.address, builder.getInt64Ty());
+    uint64_t shift = std::countr_zero(value.mask);
+    llvm::Value* bits = builder.CreateLShr(builder.CreateAnd(address, value.mask), shift);
+    llvm::Value* element = builder.CreateTrunc(bits, builder.getIntNTy(8 * value.element_bytes));
+    builder.CreateAlignedStore(element, builder.CreateConstGEP1_64(builder.getInt8Ty(), variables_[index], value.byte_offset),
+                               llvm::Align(1));
+  }
+  builder.CreateRetVoid();
 }
 
 void ModuleLowering::declare_functions() {

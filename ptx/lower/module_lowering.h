@@ -31,8 +31,18 @@ class ModuleLowering {
   llvm::Function* intrinsic(const std::string& name, llvm::Type* result, llvm::ArrayRef<llvm::Type*> parameters);
 
  private:
+  // A byte of an address, from an initialiser such as 0xFF00(table): no relocation of an object
+  // format takes one, so the module's initialiser (intrinsics::module_initialiser) stores it.
+  struct MaskedAddress {
+    uint64_t byte_offset;  // within the variable
+    uint32_t element_bytes;
+    llvm::Constant* address;
+    uint64_t mask;
+  };
+
   void declare_variables();
-  llvm::Constant* initial_value(const VariableDeclaration& variable);
+  llvm::Constant* initial_value(const VariableDeclaration& variable, std::vector<MaskedAddress>& masked);
+  void define_initialiser(const std::vector<std::pair<uint32_t, MaskedAddress>>& masked);
   llvm::Constant* named_address(const std::string& name) const;
   void declare_functions();
   void inline_single_use_helpers();

@@ -252,6 +252,11 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
     if (!address) return llvm_error(ErrorCode::invalid_image, global.name, address.takeError());
     module->add_global(global.name, address->toPtr<void*>());
   }
+  // Most modules have none (host_abi.h).
+  if (llvm::Expected<llvm::orc::ExecutorAddr> initialiser = lljit.lookup(library, abi::module_initialiser_symbol))
+    initialiser->toPtr<void (*)()>()();
+  else
+    llvm::consumeError(initialiser.takeError());
   logger().debug("{}: loaded {} kernels and {} globals", name, compiled.module.kernels.size(),
                  compiled.module.globals.size());
   return std::unique_ptr<LoadedModule>(std::move(module));

@@ -239,6 +239,17 @@ TEST_P(CodeObjects, UnitAndCommandLinePtx) {
   }
 }
 
+// A byte of an address as an initial value is stored by a module initialiser, which nothing runs
+// on an AMD GPU yet: the compile says so rather than leave the bytes zero.
+TEST_P(CodeObjects, RefusesAddressBytesNothingWouldStore) {
+  ptx::CompileResult result = compile_for(GetParam(), ".version 8.0\n.target sm_80\n.address_size 64\n"
+                                                      ".global .u32 target;\n.global .u8 bytes[2] = {0xFF(target), 0xFF00(target)};\n",
+                                          "bytes.ptx");
+  ASSERT_EQ(result.diagnostics.size(), 1u) << diagnostics_of(result);
+  EXPECT_EQ(result.diagnostics[0].message, "the " + GetParam() + " target does not provide 'initialisers that take a byte of an address, "
+                                           "such as 0xFF(symbol)' yet");
+}
+
 // The translation units of the -rdc=true program, linked into one module as cuLink links them.
 TEST_P(CodeObjects, SeparateCompilation) {
   std::istringstream files(XCUDA_RDC_PTX_FILES);

@@ -1,7 +1,7 @@
 // A plain C++ program on the CUDA Driver API alone (linked against our libcuda, no cudart):
 // context setup, PTX modules loaded from text, launches with kernelParams and with the `extra`
-// parameter buffer, memory copies, and the error paths of module loading, error-string queries
-// and cuGetProcAddress.
+// parameter buffer, memory copies, variables initialised with bytes of addresses, and the error
+// paths of module loading, error-string queries and cuGetProcAddress.
 #include "driver_check.h"
 
 #include <cmath>
@@ -118,6 +118,53 @@ struct Params {  // must match axpy_struct's .param layout: 32 bytes, align 8
   double bias;
 };
 static_assert(sizeof(Params) == 32, "Params layout");
+
+// Written by hand: initial values that are bytes of a variable's address (0xFF00(target)). The
+// layout expected below is what NVIDIA's driver 580 gave on an H100: byte k of the address (plus
+// its offset), zero-extended to the element, whether the table is .global or .const.
+static const char kAddressBytesPtx[] = R"PTX(
+.version 8.0
+.target sm_75
+.address_size 64
+.global .align 1 .u8 target[4] = {1, 2, 3, 4};
+.global .align 8 .u8 bytes[8] = {0xFF(target), 0xFF00(target), 0xFF0000(target), 0xFF000000(target),
+    0xFF00000000(target), 0xFF0000000000(target), 0xFF000000000000(target), 0xFF00000000000000(target)};
+.global .align 8 .u8 offsets[3] = {0xFF(target+1), 0xFF00(generic(target)+300), 7};
+.global .align 8 .u32 words[3] = {0xFF(target), 0xFF00(target), 0xFF0000(target)};
+.global .align 8 .u64 longs[2] = {0xFF(target), 0xFF0000000000(target)};
+.const .align 8 .u8 constant_bytes[4] = {0xFF(target), 0xFF00(target)};
+)PTX";
+
+template <class Element, size_t count>
+static void expect_global(CUmodule module, const char* name, const Element (&want)[count]) {
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  CHECK_CU(cuModuleGetGlobal(&address, &bytes, module, name));
+  if (bytes != sizeof want) FAIL("%s: %zu bytes, want %zu", name, bytes, sizeof want);
+  Element got[count];
+  CHECK_CU(cuMemcpyDtoH(got, address, bytes));
+  for (size_t i = 0; i < count; ++i)
+    if (got[i] != want[i])
+      FAIL("%s[%zu]: got 0x%llx, want 0x%llx", name, i, static_cast<unsigned long long>(got[i]),
+           static_cast<unsigned long long>(want[i]));
+}
+
+static void check_address_bytes() {
+  CUmodule module = nullptr;
+  CHECK_CU(cuModuleLoadData(&module, kAddressBytesPtx));
+  CUdeviceptr target = 0;
+  size_t target_bytes = 0;
+  CHECK_CU(cuModuleGetGlobal(&target, &target_bytes, module, "target"));
+  auto byte = [](uint64_t address, int k) { return static_cast<uint8_t>(address >> (8 * k)); };
+  uint8_t bytes[8];
+  for (int k = 0; k < 8; ++k) bytes[k] = byte(target, k);
+  expect_global(module, "bytes", bytes);
+  expect_global(module, "offsets", {byte(target + 1, 0), byte(target + 300, 1), uint8_t{7}});
+  expect_global(module, "words", {uint32_t{byte(target, 0)}, uint32_t{byte(target, 1)}, uint32_t{byte(target, 2)}});
+  expect_global(module, "longs", {uint64_t{byte(target, 0)}, uint64_t{byte(target, 5)}});
+  expect_global(module, "constant_bytes", {byte(target, 0), byte(target, 1), uint8_t{0}, uint8_t{0}});
+  CHECK_CU(cuModuleUnload(module));
+}
 
 static void expect_floats(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
   for (size_t i = 0; i < want.size(); ++i)
@@ -257,6 +304,8 @@ int main() {
     CHECK_CU(cuCtxDestroy(ctx));
     CHECK_CU(cuCtxSetCurrent(primary));
   }
+
+  check_address_bytes();
 
   // --- Module loading errors. The expected codes are what NVIDIA's driver 580.159 (CUDA 13.0)
   // returned for these exact images on an H200.

@@ -176,5 +176,25 @@ TEST(PtxChecker, ReportsUnknownSymbolsInInitialisers) {
   EXPECT_EQ(result.diagnostics[0].to_string(), "<ptx>:4:34: unknown name 'missing'");
 }
 
+// What ptxas refuses in 0xFF00(symbol): a mask of other than one whole byte, and elements other
+// than .u8, .u32 and .u64.
+TEST(PtxChecker, ReportsAddressMasksPtxasRefuses) {
+  auto diagnostics = [](const std::string& declaration) {
+    CompileOptions options;
+    auto result = compile(".version 9.0\n.target sm_80\n.address_size 64\n.global .u32 target;\n" + declaration + "\n", options);
+    Lines lines;
+    for (const auto& diagnostic : result.diagnostics) lines.push_back(diagnostic.to_string());
+    return lines;
+  };
+  EXPECT_EQ(diagnostics(".global .u8 bytes[2] = {0xFFFF(target), 0xF0(target)};"),
+            (Lines{"<ptx>:5:32: an address mask picks one byte: 0xFF, 0xFF00, ... or 0xFF00000000000000",
+                   "<ptx>:5:46: an address mask picks one byte: 0xFF, 0xFF00, ... or 0xFF00000000000000"}));
+  EXPECT_EQ(diagnostics(".global .u16 halves[1] = {0xFF(target)};"),
+            Lines{"<ptx>:5:32: a byte of an address needs a .u8, .u32 or .u64 element, not .u16"});
+  EXPECT_EQ(diagnostics(".global .b8 bytes[1] = {0xFF(target)};"),
+            Lines{"<ptx>:5:30: a byte of an address needs a .u8, .u32 or .u64 element, not .b8"});
+  EXPECT_EQ(diagnostics(".global .u64 words[2] = {0xFF00000000000000(target), 0xFF(target+8)};"), Lines{});
+}
+
 }  // namespace
 }  // namespace xcuda::ptx

@@ -323,8 +323,6 @@ $L1:
 TEST(PtxParser, ReportsWhatTheHostCannotRunYet) {
   EXPECT_EQ(diagnostics_of(".version 9.0\n.target sm_80\n.address_size 32\n"),
             std::vector<std::string>{"bad.ptx:3:15: .address_size 32 is not supported yet: host addresses have 64 bits"});
-  EXPECT_EQ(diagnostics_of(std::string(header) + ".global .u32 x;\n.global .u64 y = 0xFF(x);\n"),
-            std::vector<std::string>{"bad.ptx:5:23: masked addresses such as 0xFF(x) are not supported yet"});
   EXPECT_EQ(diagnostics_of(std::string(header) + ".func f() { ret; }\n.alias g, f;\n"),
             std::vector<std::string>{"bad.ptx:5:1: unknown function 'g'"});
 }

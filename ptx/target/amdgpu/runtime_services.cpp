@@ -210,6 +210,11 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
                                                  uint32_t static_shared_bytes) {
   replace_warp_calls(module, processor);
   std::vector<std::string> missing;
+  // Nothing here runs the module initialiser before the first kernel.
+  if (llvm::Function* initialiser = module.getFunction(intrinsics::module_initialiser)) {
+    initialiser->eraseFromParent();
+    missing.emplace_back("initialisers that take a byte of an address, such as 0xFF(symbol)");
+  }
   std::vector<llvm::Function*> declarations;
   for (llvm::Function& function : module)
     if (function.isDeclaration() && !function.isIntrinsic() && !function.use_empty()) declarations.push_back(&function);

@@ -258,6 +258,8 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
     builder.CreateRet(emit_warp_fold(builder, *fold, function.getArg(0), function.getArg(1), function.getArg(2)));
     make_inline_body(function);
   }
+  if (llvm::Function* initialiser = module.getFunction(intrinsics::module_initialiser))
+    initialiser->setName(host_abi::module_initialiser_symbol);
   std::vector<std::string> missing;
   std::vector<llvm::Function*> declarations;
   for (llvm::Function& function : module) {
