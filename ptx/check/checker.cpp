@@ -9,6 +9,7 @@
 #include "check/instruction_set.h"
 #include "check/qualifiers.h"
 #include "check/special_registers.h"
+#include "check/tensor_memory.h"
 
 namespace xcuda::ptx {
 namespace {
@@ -263,6 +264,8 @@ class FunctionChecker {
       ++operand_index;
     }
     if (instruction.opcode == "brx") check_branch_targets(instruction.operands[1]);
+    if (instruction.opcode == "tcgen05")
+      if (std::optional<FormProblem> problem = tcgen05_form_problem(instruction)) error(problem->location, problem->message);
   }
 
   bool is_predicate_register(const Operand& operand) const {

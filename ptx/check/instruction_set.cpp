@@ -179,6 +179,8 @@ constexpr InstructionSignature instruction_set[] = {
     // and operands are checked by the lowering (lower/warpgroup_matrix.cpp)
     {"wgmma", type_group | barrier_group, "?**********",
      "fence commit_group wait_group mma_async sp satfinite tf32 e4m3 e5m2 b1 m64n*"},
+    // tcgen05.<operation>: every modifier is the form's, checked by check/tensor_memory.cpp
+    {"tcgen05", 0, "?**********", "*"},
     // textures and surfaces: shapes are checked by the lowering (lower/texture.cpp)
     {"tex", type_group | vector_group, "**?**", "1d 2d 3d a1d a2d cube acube 2dms a2dms level grad base"},
     {"tld4", type_group | vector_group, "**?**", "r g b a 2d a2d cube acube"},
@@ -193,7 +195,7 @@ constexpr InstructionSignature instruction_set[] = {
 };
 
 constexpr std::string_view later_instructions[] = {
-    "cctl", "tcgen05",
+    "cctl",
 };
 
 }  // namespace
