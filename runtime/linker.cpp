@@ -265,7 +265,7 @@ Expected<std::string> link_ptx(std::span<const LinkInput> inputs) {
     }
   }
   if (!problems.empty())
-    return make_error(ErrorCode::no_binary_for_gpu, problems);
+    return make_error(ErrorCode::invalid_source, problems);
   return linked;
 }
 

@@ -19,7 +19,7 @@ struct LinkInput {
 
 // One PTX text holding every input: `.extern` variables another input defines are dropped,
 // internal (non-.visible) names two inputs both use are renamed in the later one, duplicate
-// .weak definitions are kept once. Fails with no_binary_for_gpu naming every undefined
+// .weak definitions are kept once. Fails with invalid_source naming every undefined
 // reference and the input that makes it, and with invalid_ptx for a name defined twice.
 Expected<std::string> link_ptx(std::span<const LinkInput> inputs);
 

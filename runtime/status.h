@@ -13,6 +13,7 @@ enum class ErrorCode {
   invalid_image,
   invalid_ptx,
   no_binary_for_gpu,
+  invalid_source,  // a link that leaves references undefined (NVIDIA's driver: CUDA_ERROR_INVALID_SOURCE)
   not_found,
   out_of_memory,
   not_supported,

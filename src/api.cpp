@@ -21,6 +21,7 @@ CUresult to_result(ErrorCode code) {
     case ErrorCode::invalid_image: return CUDA_ERROR_INVALID_IMAGE;
     case ErrorCode::invalid_ptx: return CUDA_ERROR_INVALID_PTX;
     case ErrorCode::no_binary_for_gpu: return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    case ErrorCode::invalid_source: return CUDA_ERROR_INVALID_SOURCE;
     case ErrorCode::not_found: return CUDA_ERROR_NOT_FOUND;
     case ErrorCode::out_of_memory: return CUDA_ERROR_OUT_OF_MEMORY;
     case ErrorCode::not_supported: return CUDA_ERROR_NOT_SUPPORTED;

@@ -50,13 +50,16 @@ CUresult JitOptions::read(const char* function, unsigned count, CUjit_option* op
 
 void JitOptions::Log::fill(std::string_view text) const {
   if (!size_slot) return;
-  size_t copied = 0;
+  // The length written back is the text's, without its NUL, or where the text was cut short the
+  // whole buffer's (as NVIDIA's driver 580 answers).
+  size_t written = 0;
   if (buffer && capacity > 0) {
-    copied = std::min<size_t>(text.size(), capacity - 1);
+    size_t copied = std::min<size_t>(text.size(), capacity - 1);
     std::memcpy(buffer, text.data(), copied);
     buffer[copied] = '\0';
+    written = copied < text.size() ? capacity : copied;
   }
-  *size_slot = reinterpret_cast<void*>(uintptr_t{copied});
+  *size_slot = reinterpret_cast<void*>(uintptr_t{written});
 }
 
 void JitOptions::write_back(std::string_view info, std::string_view error,

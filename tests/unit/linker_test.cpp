@@ -95,7 +95,7 @@ TEST(Linker, UndefinedReferencesAreNamedWithTheirInput) {
   std::vector<LinkInput> inputs = {input(user_body, "user.ptx")};
   auto linked = link_ptx(inputs);
   ASSERT_FALSE(linked.ok());
-  EXPECT_EQ(linked.error().code, ErrorCode::no_binary_for_gpu);
+  EXPECT_EQ(linked.error().code, ErrorCode::invalid_source);
   EXPECT_NE(linked.error().message.find("undefined reference to 'scale' in 'user.ptx'"),
             std::string::npos)
       << linked.error().message;
