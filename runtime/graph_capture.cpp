@@ -238,14 +238,16 @@ Expected<bool> capture_event_wait(const Event& event, Stream& stream) {
   return true;
 }
 
-bool recorded_in_capture(const Event& event) {
+bool refuse_captured_event(const Event& event, std::string_view what) {
   std::lock_guard lock(mutex);
   auto recorded = events.find(&event);
   if (recorded == events.end()) return false;
   auto capture = recorded->second.capture.lock();
-  return capture && std::any_of(streams.begin(), streams.end(), [&](const auto& entry) {
-           return entry.second.capture == capture;
-         });
+  bool under_way = capture && std::any_of(streams.begin(), streams.end(), [&](const auto& entry) {
+                     return entry.second.capture == capture;
+                   });
+  if (under_way) invalidate(*capture, fmt::format("{} of an event recorded in the capture", what));
+  return under_way;
 }
 
 void forget_event(const Event& event) {

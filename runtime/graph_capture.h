@@ -68,8 +68,10 @@ Expected<bool> capture_event_record(const Event& event, Stream& stream);
 // (stream_capture_isolation) or in another capture (stream_capture_merge is reported as
 // stream_capture_isolation too).
 Expected<bool> capture_event_wait(const Event& event, Stream& stream);
-// The event was last recorded in a capture still under way: cuEventQuery and friends refuse it.
-bool recorded_in_capture(const Event& event);
+// The event was last recorded in a capture still under way: cuEventQuery and cuEventSynchronize
+// refuse it (CUDA_ERROR_CAPTURED_EVENT), and the capture is invalidated, as NVIDIA's driver 580
+// does (its end then answers stream_capture_invalidated).
+bool refuse_captured_event(const Event& event, std::string_view what);
 // The event is destroyed: a later event at its address starts clean.
 void forget_event(const Event& event);
 

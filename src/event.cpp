@@ -99,7 +99,7 @@ XCUDA_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream
 XCUDA_EXPORT CUresult cuEventQuery(CUevent handle) {
   XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live event");
-  XCUDA_REQUIRE(!runtime::recorded_in_capture(*as_event(handle)), CUDA_ERROR_CAPTURED_EVENT,
+  XCUDA_REQUIRE(!runtime::refuse_captured_event(*as_event(handle), __func__), CUDA_ERROR_CAPTURED_EVENT,
                 "the event was recorded in a capture still under way");
   return as_event(handle)->complete() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -107,7 +107,7 @@ XCUDA_EXPORT CUresult cuEventQuery(CUevent handle) {
 XCUDA_EXPORT CUresult cuEventSynchronize(CUevent handle) {
   XCUDA_REQUIRE(runtime::live_events().contains(handle), CUDA_ERROR_INVALID_HANDLE,
                 "not a live event");
-  XCUDA_REQUIRE(!runtime::recorded_in_capture(*as_event(handle)), CUDA_ERROR_CAPTURED_EVENT,
+  XCUDA_REQUIRE(!runtime::refuse_captured_event(*as_event(handle), __func__), CUDA_ERROR_CAPTURED_EVENT,
                 "the event was recorded in a capture still under way");
   as_event(handle)->wait();
   if (auto fault = as_event(handle)->context().fault()) return api::fail(__func__, *fault);

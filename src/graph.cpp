@@ -364,7 +364,7 @@ CUresult instantiate(const char* function, CUgraphExec* result, CUgraph handle, 
                 "graphs launched from the device are not supported");
   Graph& graph = *as_graph(handle);
   XCUDA_MEMORY_REQUIRE(!graph.has_memory_nodes() || !graph.has_live_instantiation(),
-                       CUDA_ERROR_INVALID_VALUE,
+                       CUDA_ERROR_NOT_SUPPORTED,
                        "a graph with memory allocation or free nodes may have one executable "
                        "graph at a time");
   CUresult status;

@@ -89,6 +89,13 @@ __device__ bool mbarrier_test_wait(unsigned long long* barrier, unsigned long lo
   return done != 0;
 }
 
+// Whether the phase of `state` completes within a million tests.
+__device__ bool poll_wait(unsigned long long* barrier, unsigned long long state) {
+  for (int polls = 0; polls < 1000000; ++polls)
+    if (mbarrier_test_wait(barrier, state)) return true;
+  return false;
+}
+
 // try_wait (which may suspend the thread a while) from sm_90 on, test_wait before.
 __device__ bool mbarrier_wait_parity(unsigned long long* barrier, unsigned parity) {
   unsigned done;
@@ -198,8 +205,10 @@ __global__ void raw_mbarrier(unsigned* answers) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(shared_address(copied)), "l"(answers + 8) : "memory");
     asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(shared_address(&counted)) : "memory");
     asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" ::"r"(shared_address(&raised)) : "memory");
-    answers[9] = mbarrier_test_wait(&counted, mbarrier_arrive(&counted));
-    answers[10] = mbarrier_test_wait(&raised, mbarrier_arrive(&raised));
+    // The copies' arrivals come when the copies complete, later on a GPU: poll (an H100 had
+    // not yet completed the phase at the first test).
+    answers[9] = poll_wait(&counted, mbarrier_arrive(&counted));
+    answers[10] = poll_wait(&raised, mbarrier_arrive(&raised));
     answers[11] = copied[0] == 1;
   }
   // arrive_drop: the odd threads leave; the even ones meet `rounds` more times on their own.

@@ -43,6 +43,10 @@ int main() {
   cudaStream_t spinner, setter;
   CHECK(cudaStreamCreateWithFlags(&spinner, cudaStreamNonBlocking));
   CHECK(cudaStreamCreateWithFlags(&setter, cudaStreamNonBlocking));
+  // With lazy loading (CUDA's default) the setter's first launch would load it, which waits for
+  // the spinning grid: an H100 hung there. Asking for its attributes loads it now.
+  cudaFuncAttributes attributes;
+  CHECK(cudaFuncGetAttributes(&attributes, set_flag));
   spin_until_set<<<spinning_blocks, 1, 0, spinner>>>(flag, seen);
   CHECK(cudaGetLastError());
   set_flag<<<1, 1, 0, setter>>>(flag, 7u);

@@ -273,6 +273,10 @@ TEST_F(GraphResources, UserObjectsLiveWhileReferenced) {
   EXPECT_EQ(cuUserObjectRetain(object, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(cuGraphRetainUserObject(graph_, object, 1, 2), CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(cuGraphRetainUserObject(graph_, object, 1, CU_GRAPH_USER_OBJECT_MOVE), CUDA_SUCCESS);
+  // A graph releases only references it holds. NVIDIA's driver 580 lets this through, releases
+  // the caller's reference too (the destructor runs), and the program crashed soon after (an H100).
+  EXPECT_EQ(cuGraphReleaseUserObject(graph_, object, 2), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(destroyed.load(), 0);
   // A clone holds references of its own.
   CUgraph clone = nullptr;
   ASSERT_EQ(cuGraphClone(&clone, graph_), CUDA_SUCCESS);
