@@ -70,6 +70,7 @@ ELSEWHERE = {
     "tensormap": ("tests/cuda/tensor_map_replace.cu", "tensormap.replace.tile.global_address"),
     "clusterlaunchcontrol": ("tests/cuda/cluster_launch_control.cu", "clusterlaunchcontrol_try_cancel"),
     "wgmma": ("tests/cuda/warpgroup_mma.cu", "wgmma.mma_async.sync.aligned.", "sm_90a"),
+    "tcgen05": ("tests/unit/ptx_inputs/tcgen05_forms.txt", "tcgen05.mma.ws.sp", "parsed and checked; no target lowers it yet"),
 }
 
 
