@@ -250,7 +250,7 @@ Status VirtualMemory::map(uintptr_t address, size_t size, size_t offset, uint64_
     return make_error(ErrorCode::invalid_handle, fmt::format("{:#x} is not a live handle", handle));
   const std::shared_ptr<Physical>& memory = found->second.memory;
   if (offset > memory->description.size || size > memory->description.size - offset)
-    return make_error(ErrorCode::invalid_value,
+    return make_error(ErrorCode::not_supported,
                       fmt::format("[{}, +{}) is not inside the {} bytes of the allocation", offset,
                                   size, memory->description.size));
   Reservation* reservation = reservation_containing(address, size);

@@ -169,8 +169,10 @@ XCUDA_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                CUmemGenericAllocationHandle handle, unsigned long long flags) {
   XCUDA_REQUIRE(flags == 0, CUDA_ERROR_INVALID_VALUE, "flags must be 0");
   if (CUresult status = check_available(__func__); status != CUDA_SUCCESS) return status;
-  XCUDA_REQUIRE(size && granular(size) && granular(ptr), CUDA_ERROR_INVALID_VALUE,
-                "address and size must be multiples of the granularity");
+  XCUDA_REQUIRE(size && granular(size), CUDA_ERROR_INVALID_VALUE,
+                "the size must be a multiple of the granularity");
+  // NVIDIA's driver 580 (an H100) answers these, and a size past the allocation, as not supported.
+  XCUDA_REQUIRE(granular(ptr), CUDA_ERROR_NOT_SUPPORTED, "the address must be a multiple of the granularity");
   XCUDA_REQUIRE(offset == 0, CUDA_ERROR_NOT_SUPPORTED,
                 "mapping from an offset into the allocation is not supported");
   XCUDA_CHECK_STATUS(runtime::virtual_memory().map(ptr, size, offset, handle));

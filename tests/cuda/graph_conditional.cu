@@ -188,10 +188,9 @@ static void refused_parameters() {
   cudaGraphNodeParams params = {};
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = handle;
-  params.conditional.type = cudaGraphCondTypeWhile;
-  params.conditional.size = 2;
+  // (A while node of two bodies NVIDIA's driver 580 takes, to no documented effect; xcuda
+  // refuses it: api_graph_resources_test.)
   cudaGraphNode_t node;
-  EXPECT_ERROR(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params), cudaErrorInvalidValue);
   params.conditional.type = cudaGraphCondTypeIf;
   params.conditional.size = 3;
   EXPECT_ERROR(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params), cudaErrorInvalidValue);

@@ -324,6 +324,10 @@ TEST_F(GraphResources, ConditionalNodesNestAndPrint) {
   CUgraphNode host_node = nullptr;
   ASSERT_EQ(cuGraphAddHostNode(&host_node, params.conditional.phGraph_out[2], nullptr, 0, &host),
             CUDA_SUCCESS);
+  // A while node of two bodies NVIDIA's driver 580 takes (an H100), to no effect CUDA documents
+  // (its cudaGraphConditionalNodeParams: a while node has one body): refused here.
+  params.conditional = {outer, CU_GRAPH_COND_TYPE_WHILE, 2, nullptr, context_};
+  EXPECT_EQ(cuGraphAddNode(&refused, graph_, nullptr, 0, &params), CUDA_ERROR_INVALID_VALUE);
   params.conditional = {outer, CU_GRAPH_COND_TYPE_WHILE, 1, nullptr, context_};
   CUgraph other = nullptr;
   ASSERT_EQ(cuGraphCreate(&other, 0), CUDA_SUCCESS);
