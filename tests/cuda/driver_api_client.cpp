@@ -133,6 +133,16 @@ static const char kAddressBytesPtx[] = R"PTX(
 .global .align 8 .u32 words[3] = {0xFF(target), 0xFF00(target), 0xFF0000(target)};
 .global .align 8 .u64 longs[2] = {0xFF(target), 0xFF0000000000(target)};
 .const .align 8 .u8 constant_bytes[4] = {0xFF(target), 0xFF00(target)};
+
+.visible .entry read_bytes(.param .u64 out)
+{
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	ld.global.u64 %rd2, [bytes];
+	st.global.u64 [%rd1], %rd2;
+	ret;
+}
 )PTX";
 
 template <class Element, size_t count>
@@ -163,6 +173,20 @@ static void check_address_bytes() {
   expect_global(module, "words", {uint32_t{byte(target, 0)}, uint32_t{byte(target, 1)}, uint32_t{byte(target, 2)}});
   expect_global(module, "longs", {uint64_t{byte(target, 0)}, uint64_t{byte(target, 5)}});
   expect_global(module, "constant_bytes", {byte(target, 0), byte(target, 1), uint8_t{0}, uint8_t{0}});
+  // A kernel reads them as they were set.
+  CUfunction read_bytes = nullptr;
+  CHECK_CU(cuModuleGetFunction(&read_bytes, module, "read_bytes"));
+  CUdeviceptr out = 0;
+  CHECK_CU(cuMemAlloc(&out, sizeof(uint64_t)));
+  void* arguments[] = {&out};
+  CHECK_CU(cuLaunchKernel(read_bytes, 1, 1, 1, 1, 1, 1, 0, nullptr, arguments, nullptr));
+  CHECK_CU(cuCtxSynchronize());
+  uint64_t read = 0;
+  CHECK_CU(cuMemcpyDtoH(&read, out, sizeof read));
+  if (read != static_cast<uint64_t>(target))
+    FAIL("read_bytes: a kernel read 0x%llx from bytes, want the address 0x%llx", static_cast<unsigned long long>(read),
+         static_cast<unsigned long long>(target));
+  CHECK_CU(cuMemFree(out));
   CHECK_CU(cuModuleUnload(module));
 }
 
