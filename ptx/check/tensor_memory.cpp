@@ -1,7 +1,6 @@
 #include "check/tensor_memory.h"
 
 #include <algorithm>
-#include <array>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -25,6 +24,11 @@ constexpr std::string_view kinds[] = {"kind::f16", "kind::tf32", "kind::f8f6f4",
 constexpr std::string_view scale_sizes[] = {"scale_vec::1X", "scale_vec::2X", "scale_vec::4X", "block16", "block32"};
 constexpr std::string_view a_collector[] = {"collector::a::fill", "collector::a::use", "collector::a::lastuse",
                                             "collector::a::discard"};
+constexpr std::string_view b_collectors[] = {
+    "collector::b0::fill", "collector::b0::use", "collector::b0::lastuse", "collector::b0::discard",
+    "collector::b1::fill", "collector::b1::use", "collector::b1::lastuse", "collector::b1::discard",
+    "collector::b2::fill", "collector::b2::use", "collector::b2::lastuse", "collector::b2::discard",
+    "collector::b3::fill", "collector::b3::use", "collector::b3::lastuse", "collector::b3::discard"};
 
 // The modifiers of one instruction, taken off as the form claims them; what is left over at the
 // end does not belong to the form.
@@ -146,20 +150,7 @@ void check_matrix_multiply(Modifiers& modifiers, const Instruction& instruction)
   if (modifiers.take(scale_sizes) && !block_scale)
     modifiers.problem(instruction.location, "a scale vector size needs .block_scale");
   bool shifts = !warp_specialised && modifiers.has("ashift");
-  if (warp_specialised) {
-    std::array<std::string, 16> names;
-    std::array<std::string_view, 16> options;
-    size_t next = 0;
-    for (const char* buffer : {"b0", "b1", "b2", "b3"})
-      for (const char* use : {"fill", "use", "lastuse", "discard"}) {
-        names[next] = std::string("collector::") + buffer + "::" + use;
-        options[next] = names[next];
-        ++next;
-      }
-    modifiers.take(options);
-  } else {
-    modifiers.take(a_collector);
-  }
+  modifiers.take(warp_specialised ? Words(b_collectors) : Words(a_collector));
   size_t fixed = 4 + (sparse ? 1 : 0);  // d, a, b, {metadata,} idesc
   size_t fewest = fixed + (block_scale ? 3 : 1);
   size_t most = warp_specialised ? fewest + 1 : block_scale ? fewest : fewest + 2;
