@@ -125,6 +125,17 @@ bool Graph::knows_conditional_handle(const ConditionalHandle* handle) const {
   return conditional_handle(handle) != nullptr;
 }
 
+bool Graph::uses_conditional_handle(const ConditionalHandle* handle) const {
+  return std::any_of(nodes_.begin(), nodes_.end(), [handle](const auto& node) {
+    if (node->kind() == NodeKind::conditional &&
+        std::any_cast<const Conditional&>(node->parameters()).handle.get() == handle)
+      return true;
+    if (node->child() && node->child()->uses_conditional_handle(handle)) return true;
+    return std::any_of(node->bodies().begin(), node->bodies().end(),
+                       [handle](const auto& body) { return body->uses_conditional_handle(handle); });
+  });
+}
+
 void Graph::retain_user_object(UserObject& object, unsigned count, bool move) {
   if (!move) object.retain(count);
   user_objects_[&object] += count;

@@ -182,21 +182,30 @@ static void refused_parameters() {
   CHECK(cudaGraphCreate(&graph, 0));
   CHECK(cudaGraphCreate(&other, 0));
   cudaGraphConditionalHandle handle, foreign;
-  EXPECT_ERROR(cudaGraphConditionalHandleCreate(&handle, graph, 0, 2), cudaErrorInvalidValue);
-  CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
   CHECK(cudaGraphConditionalHandleCreate(&foreign, other, 0, 0));
   cudaGraphNodeParams params = {};
   params.type = cudaGraphNodeTypeConditional;
-  params.conditional.handle = handle;
-  // (A while node of two bodies NVIDIA's driver 580 takes, to no documented effect; xcuda
-  // refuses it: api_graph_resources_test.)
+  params.conditional.type = cudaGraphCondTypeIf;
+  params.conditional.size = 1;
+  // Before `graph` has handles of its own: NVIDIA's handles are numbers counted per graph, so
+  // there a handle of another graph is told apart only where its number is none of this one's.
+  params.conditional.handle = foreign;
   cudaGraphNode_t node;
+  EXPECT_ERROR(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params), cudaErrorInvalidValue);
+  EXPECT_ERROR(cudaGraphConditionalHandleCreate(&handle, graph, 0, 2), cudaErrorInvalidValue);
+  CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
+  params.conditional.handle = handle;
+  params.conditional.type = cudaGraphCondTypeWhile;
+  params.conditional.size = 2;
+  EXPECT_ERROR(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params), cudaErrorInvalidValue);
   params.conditional.type = cudaGraphCondTypeIf;
   params.conditional.size = 3;
   EXPECT_ERROR(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params), cudaErrorInvalidValue);
   params.conditional.size = 1;
-  params.conditional.handle = foreign;
-  EXPECT_ERROR(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params), cudaErrorInvalidValue);
+  CHECK(cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params));
+  cudaGraphNode_t second;
+  EXPECT_ERROR(cudaGraphAddNode(&second, graph, nullptr, nullptr, 0, &params),
+               cudaErrorInvalidValue);
   CHECK(cudaGraphDestroy(other));
   CHECK(cudaGraphDestroy(graph));
 }

@@ -324,10 +324,12 @@ TEST_F(GraphResources, ConditionalNodesNestAndPrint) {
   CUgraphNode host_node = nullptr;
   ASSERT_EQ(cuGraphAddHostNode(&host_node, params.conditional.phGraph_out[2], nullptr, 0, &host),
             CUDA_SUCCESS);
-  // A while node of two bodies NVIDIA's driver 580 takes (an H100), to no effect CUDA documents
-  // (its cudaGraphConditionalNodeParams: a while node has one body): refused here.
-  params.conditional = {outer, CU_GRAPH_COND_TYPE_WHILE, 2, nullptr, context_};
+  // A handle serves one node, wherever the second would go.
+  params.conditional = {outer, CU_GRAPH_COND_TYPE_WHILE, 1, nullptr, context_};
   EXPECT_EQ(cuGraphAddNode(&refused, graph_, nullptr, 0, &params), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(cuGraphAddNode(&refused, body, nullptr, 0, &params), CUDA_ERROR_INVALID_VALUE);
+  params.conditional = {inner, CU_GRAPH_COND_TYPE_IF, 1, nullptr, context_};
+  EXPECT_EQ(cuGraphAddNode(&refused, body, nullptr, 0, &params), CUDA_ERROR_INVALID_VALUE);
   params.conditional = {outer, CU_GRAPH_COND_TYPE_WHILE, 1, nullptr, context_};
   CUgraph other = nullptr;
   ASSERT_EQ(cuGraphCreate(&other, 0), CUDA_SUCCESS);
@@ -394,7 +396,8 @@ TEST_F(GraphResources, UpdatesLeaveEarlierLaunchesAlone) {
   ASSERT_NE(outer_body, nullptr);
   // The host node two bodies deep: an if node inside the first one's body.
   CUgraphNode inner = nullptr;
-  CUgraph inner_body = add_if_node(outer_body, &inner, handle);
+  CUgraphConditionalHandle inner_handle = 0;
+  CUgraph inner_body = add_if_node(outer_body, &inner, &inner_handle);
   ASSERT_NE(inner_body, nullptr);
   std::vector<int> order;
   Step first{&order, 1}, second{&order, 2};
