@@ -27,8 +27,10 @@ using Words = std::vector<uint32_t>;
 class WarpKernel {
  public:
   // `whole_warp_blocks`: compiled, as the runtime compiles for such launches, to run only blocks
-  // whose width is whole warps (CompileOptions::whole_warp_blocks).
-  explicit WarpKernel(std::string_view body, bool whole_warp_blocks = false) : module_(wrap(body), options(whole_warp_blocks)) {}
+  // whose width is whole warps (CompileOptions::whole_warp_blocks). `optimization_level` 1: the
+  // runtime's quick first tier.
+  explicit WarpKernel(std::string_view body, bool whole_warp_blocks = false, int optimization_level = 3)
+      : module_(wrap(body), options(whole_warp_blocks, optimization_level)) {}
 
   std::string diagnostics() const { return module_.diagnostics_text(); }
   bool ok() const { return module_.ok(); }
@@ -57,10 +59,11 @@ class WarpKernel {
   }
 
  private:
-  static CompileOptions options(bool whole_warp_blocks) {
+  static CompileOptions options(bool whole_warp_blocks, int optimization_level) {
     CompileOptions options;
     options.file_name = "warp.ptx";
     options.whole_warp_blocks = whole_warp_blocks;
+    options.optimization_level = optimization_level;
     return options;
   }
 
@@ -87,17 +90,21 @@ Words sample_input(size_t threads) {
   return input;
 }
 
-// Runs `body` on a block of `threads` and compares every thread's answer with `expected(thread)`.
+// Runs `body` on a block of `threads` and compares every thread's answer with `expected(thread)`,
+// compiled optimised and as the first tier, whose exchanges share their code (warp_exchange.h).
 void expect_per_thread(std::string_view body, size_t threads, const Words& input,
                        const std::function<uint32_t(size_t thread)>& expected,
                        const std::function<uint32_t(size_t thread)>& expected_second = nullptr) {
-  WarpKernel kernel(body);
-  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
-  auto [first, second] = kernel.run(input);
-  for (size_t thread = 0; thread < threads; ++thread) {
-    EXPECT_EQ(first[thread], expected(thread)) << "thread " << thread << "\n" << body;
-    if (expected_second) {
-      EXPECT_EQ(second[thread], expected_second(thread)) << "thread " << thread << " (second)\n" << body;
+  for (int level : {3, 1}) {
+    SCOPED_TRACE("-O" + std::to_string(level));
+    WarpKernel kernel(body, /*whole_warp_blocks=*/false, level);
+    ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+    auto [first, second] = kernel.run(input);
+    for (size_t thread = 0; thread < threads; ++thread) {
+      EXPECT_EQ(first[thread], expected(thread)) << "thread " << thread << "\n" << body;
+      if (expected_second) {
+        EXPECT_EQ(second[thread], expected_second(thread)) << "thread " << thread << " (second)\n" << body;
+      }
     }
   }
 }

@@ -111,7 +111,9 @@ llvm::Function* make_resumable(llvm::Function& kernel) {
 // Ends a region at each cut point; returns the blocks where the regions resume, with their
 // numbers. A warp exchange offers its value before the cut and learns who arrived after it; an
 // exchange of words offers its words, the most of which `exchanged_words` ends up holding.
-std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function& function, CutPoints cuts, uint32_t& exchanged_words) {
+// `first_tier`: as split_at_barriers.
+std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function& function, CutPoints cuts, bool first_tier,
+                                                                  uint32_t& exchanged_words) {
   std::vector<llvm::CallBase*> calls;
   for (llvm::BasicBlock& block : function)
     for (llvm::Instruction& instruction : block)
@@ -133,13 +135,16 @@ std::vector<std::pair<uint32_t, llvm::BasicBlock*>> split_regions(llvm::Function
     exchanged_words = std::max(exchanged_words, static_cast<uint32_t>(words.size()));
     if (is_exchange) {
       llvm::IRBuilder<> after(&*rest->getFirstInsertionPt());
-      call->replaceAllUsesWith(emit_arrived_lanes(after, context, site, function.getArg(4)));
+      llvm::Value* site_number = after.getInt32(site);
+      call->replaceAllUsesWith(first_tier ? call_arrived_lanes(after, context, site_number, function.getArg(4))
+                                          : emit_arrived_lanes(after, context, site_number, function.getArg(4)));
     }
     block->getTerminator()->eraseFromParent();
     call->eraseFromParent();
     auto* cut = llvm::ReturnInst::Create(function.getContext(), llvm::ConstantInt::get(i32, number), block);
     llvm::IRBuilder<> before(cut);
-    if (is_exchange) emit_offer(before, context, offer, site, function.getArg(4));
+    if (is_exchange)
+      (first_tier ? call_offer : emit_offer)(before, context, offer, before.getInt32(site), function.getArg(4));
     if (is_words) emit_offer_words(before, context, words);
     resume_points.emplace_back(number, rest);
   }
@@ -624,13 +629,13 @@ void cut_around_loops(llvm::Function& kernel, llvm::Function* barrier) {
 }
 
 // The steps both ways of splitting share, once the kernel holds all its cut points itself.
-// `thread_limit`: as move_allocas_to_thread_storage takes it.
-ResumableKernel split(llvm::Function& kernel, CutPoints cuts, uint32_t thread_limit) {
+// `thread_limit`: as move_allocas_to_thread_storage takes it; `first_tier`: as split_at_barriers.
+ResumableKernel split(llvm::Function& kernel, CutPoints cuts, uint32_t thread_limit, bool first_tier) {
   promote_registers(kernel);
   llvm::Function* resumable = make_resumable(kernel);
   ThreadUniformity uniformity(*resumable);
   ResumableKernel result;
-  auto resume_points = split_regions(*resumable, cuts, result.exchanged_words);
+  auto resume_points = split_regions(*resumable, cuts, first_tier, result.exchanged_words);
   add_dispatch(*resumable, resume_points);
   result.function = resumable;
   result.regions = classify_regions(*resumable, resume_points, uniformity);
@@ -685,7 +690,7 @@ const llvm::BasicBlock* region_start(const llvm::Function& resumable, uint32_t r
 }
 
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name, uint32_t thread_limit,
-                                                DiagnosticSink& diagnostics) {
+                                                bool first_tier, DiagnosticSink& diagnostics) {
   llvm::Module& module = *kernel.getParent();
   CutPoints cuts{module.getFunction(intrinsics::barrier), module.getFunction(intrinsics::warp_exchange),
                  module.getFunction(intrinsics::warp_exchange_words)};
@@ -697,7 +702,7 @@ std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::st
                                                 "': a barrier or warp collective inside a recursive function is not supported yet");
     return std::nullopt;
   }
-  return split(kernel, cuts, thread_limit);
+  return split(kernel, cuts, thread_limit, first_tier);
 }
 
 std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& original, uint32_t thread_limit) {
@@ -722,7 +727,7 @@ std::optional<ResumableKernel> split_for_warp_lanes(llvm::Function& original, ui
           ->getOrInsertFunction(intrinsics::barrier, llvm::Type::getVoidTy(context), llvm::PointerType::get(context, 0), llvm::Type::getInt32Ty(context))
           .getCallee());
   cut_around_loops(kernel, barrier);
-  ResumableKernel result = split(kernel, CutPoints{barrier, nullptr}, thread_limit);
+  ResumableKernel result = split(kernel, CutPoints{barrier, nullptr}, thread_limit, /*first_tier=*/false);
   // The vectoriser takes no loop with a loop inside, nor one with a call it cannot widen;
   // threads that part ways would need rounds, which run one thread at a time.
   bool whole = true;

@@ -92,9 +92,10 @@ struct ResumableKernel {
 
 // Returns nothing when the kernel reaches no barrier and can run thread after thread.
 // `thread_limit`: the most threads a block of the kernel may have (.maxntid, .reqntid, or
-// host_abi::max_block_threads).
+// host_abi::max_block_threads). `first_tier`: for the quick first compile, whose warp exchanges
+// call shared functions rather than each holding their code (warp_exchange.h).
 std::optional<ResumableKernel> split_at_barriers(llvm::Function& kernel, std::string_view kernel_name, uint32_t thread_limit,
-                                                DiagnosticSink& diagnostics);
+                                                bool first_tier, DiagnosticSink& diagnostics);
 
 // A copy of the kernel, if it reaches a warp exchange, cut at its block barriers only, its
 // exchanges left in place as lane exchanges (see warp_lanes.h), and around the loops beside

@@ -600,7 +600,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     by_warps->function->eraseFromParent();
     by_warps.reset();
   }
-  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, thread_limit, diagnostics);
+  std::optional<ResumableKernel> resumable = split_at_barriers(kernel, kernel_name, thread_limit, /*first_tier=*/!vectorised, diagnostics);
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
   auto new_thread_context = [&] {

@@ -125,6 +125,25 @@ Value* lane_mask(llvm::IRBuilder<>& builder, const Arrived& arrived) {
   return next_lanes;
 }
 
+// The function of the module named `name` of type `type`, defined on first use by `define`, which
+// writes its body before the terminator of its only block, the builder placed there, and returns
+// what the function returns (nullptr for void).
+template <class Define>
+llvm::Function* out_of_line(llvm::Module& module, const char* name, llvm::FunctionType* type, const Define& define) {
+  if (llvm::Function* function = module.getFunction(name)) return function;
+  auto* function = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  function->addFnAttr(llvm::Attribute::NoInline);
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  auto* entry = llvm::BasicBlock::Create(module.getContext(), "entry", function);
+  auto* placeholder = new llvm::UnreachableInst(module.getContext(), entry);
+  llvm::IRBuilder<> builder(placeholder);
+  Value* result = define(builder, function);
+  if (result) builder.CreateRet(result);
+  else builder.CreateRetVoid();
+  placeholder->eraseFromParent();
+  return function;
+}
+
 }  // namespace
 
 // Two offers and two stamps per thread, a share of its warp's arrival cache, and of the
@@ -148,7 +167,7 @@ void emit_offer_words(llvm::IRBuilder<>& builder, Value* context, llvm::ArrayRef
     builder.CreateStore(words[word], area.word(builder, thread, round, builder.getInt32(word)));
 }
 
-void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32_t site, Value* together) {
+void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, Value* site, Value* together) {
   ExchangeArea area(builder, context);
   Value* round = current_round(builder, context);
   Value* thread = own_index(builder, context);
@@ -158,11 +177,11 @@ void emit_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, uint32
   // should it fall apart after this round, the block function stamps the offers (emit_stamps).
   llvm::Instruction* stamping = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(together), builder.GetInsertPoint(), false);
   builder.SetInsertPoint(stamping);
-  builder.CreateStore(stamp_of(builder, round, builder.getInt32(site)), area.stamp(builder, thread, round));
+  builder.CreateStore(stamp_of(builder, round, site), area.stamp(builder, thread, round));
   builder.SetInsertPoint(stamping->getParent()->getSingleSuccessor()->getFirstNonPHI());
 }
 
-Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t site, Value* together) {
+Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, Value* site, Value* together) {
   ExchangeArea area(builder, context);
   Value* round = last_round(builder, context);
   Value* first = first_of_warp(builder, context);
@@ -171,8 +190,7 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   Value* kept = builder.CreateOr(
       together,
       builder.CreateAnd(builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, round))), round),
-                        builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, site))),
-                                             builder.getInt32(site))));
+                        builder.CreateICmpEQ(builder.CreateLoad(builder.getInt32Ty(), cache_field(offsetof(ArrivalCache, site))), site)));
   // Standing together, every unfinished lane of the warp offered: those in the together range.
   // The asking lane is among them, so the range starts below the warp's end. A range of whole
   // warps, the usual case, takes a branch of its own, on a value that is the same for all the
@@ -200,13 +218,13 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   llvm::BasicBlock* asking = builder.GetInsertBlock();
   llvm::Instruction* after = llvm::SplitBlockAndInsertIfThen(builder.CreateNot(kept), builder.GetInsertPoint(), false);
   builder.SetInsertPoint(after);
-  Value* expected = stamp_of(builder, round, builder.getInt32(site));
+  Value* expected = stamp_of(builder, round, site);
   Value* lanes = lane_mask(builder, [&](Value* lane) {
     Value* stamp = area.stamp(builder, builder.CreateAdd(first, lane), round);
     return builder.CreateICmpEQ(builder.CreateLoad(builder.getInt64Ty(), stamp), expected);
   });
   builder.CreateStore(round, cache_field(offsetof(ArrivalCache, round)));
-  builder.CreateStore(builder.getInt32(site), cache_field(offsetof(ArrivalCache, site)));
+  builder.CreateStore(site, cache_field(offsetof(ArrivalCache, site)));
   builder.CreateStore(lanes, cache_field(offsetof(ArrivalCache, lanes)));
   llvm::BasicBlock* look = after->getParent();
   llvm::BasicBlock* joined = look->getSingleSuccessor();
@@ -215,6 +233,25 @@ Value* emit_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, uint32_t s
   result->addIncoming(kept_lanes, asking);
   result->addIncoming(lanes, look);
   return result;
+}
+
+void call_offer(llvm::IRBuilder<>& builder, Value* context, Value* offer, Value* site, Value* together) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  auto* type = llvm::FunctionType::get(builder.getVoidTy(), {builder.getPtrTy(), builder.getInt64Ty(), builder.getInt32Ty(), builder.getInt1Ty()}, false);
+  llvm::Function* function = out_of_line(module, "xcuda.warp.offer", type, [](llvm::IRBuilder<>& body, llvm::Function* defined) {
+    emit_offer(body, defined->getArg(0), defined->getArg(1), defined->getArg(2), defined->getArg(3));
+    return nullptr;
+  });
+  builder.CreateCall(function, {context, offer, site, together});
+}
+
+Value* call_arrived_lanes(llvm::IRBuilder<>& builder, Value* context, Value* site, Value* together) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  auto* type = llvm::FunctionType::get(builder.getInt32Ty(), {builder.getPtrTy(), builder.getInt32Ty(), builder.getInt1Ty()}, false);
+  llvm::Function* function = out_of_line(module, "xcuda.warp.arrived_lanes", type, [](llvm::IRBuilder<>& body, llvm::Function* defined) {
+    return emit_arrived_lanes(body, defined->getArg(0), defined->getArg(1), defined->getArg(2));
+  });
+  return builder.CreateCall(function, {context, site, together});
 }
 
 void emit_stamps(llvm::IRBuilder<>& builder, Value* area_base, Value* threads, Value* states, Value* round) {
