@@ -125,15 +125,25 @@ bool Graph::knows_conditional_handle(const ConditionalHandle* handle) const {
   return conditional_handle(handle) != nullptr;
 }
 
-bool Graph::uses_conditional_handle(const ConditionalHandle* handle) const {
-  return std::any_of(nodes_.begin(), nodes_.end(), [handle](const auto& node) {
+namespace {
+
+bool uses_conditional_handle(const Graph& graph, const ConditionalHandle* handle) {
+  return std::any_of(graph.nodes().begin(), graph.nodes().end(), [handle](const auto& node) {
     if (node->kind() == NodeKind::conditional &&
         std::any_cast<const Conditional&>(node->parameters()).handle.get() == handle)
       return true;
-    if (node->child() && node->child()->uses_conditional_handle(handle)) return true;
+    if (node->child() && uses_conditional_handle(*node->child(), handle)) return true;
     return std::any_of(node->bodies().begin(), node->bodies().end(),
-                       [handle](const auto& body) { return body->uses_conditional_handle(handle); });
+                       [handle](const auto& body) { return uses_conditional_handle(*body, handle); });
   });
+}
+
+}  // namespace
+
+bool Graph::conditional_handle_in_use(const ConditionalHandle* handle) const {
+  const Graph* maker = this;
+  while (maker->owner_ && maker->owner_->graph().knows_conditional_handle(handle)) maker = &maker->owner_->graph();
+  return uses_conditional_handle(*maker, handle);
 }
 
 void Graph::retain_user_object(UserObject& object, unsigned count, bool move) {

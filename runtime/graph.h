@@ -171,9 +171,9 @@ class Graph {
   // Whether `handle` was made for this graph or a graph embedding it.
   bool knows_conditional_handle(const ConditionalHandle* handle) const;
   std::shared_ptr<ConditionalHandle> conditional_handle(const ConditionalHandle* handle) const;
-  // Whether a conditional node of this graph, or of a graph it embeds, uses `handle`: each
-  // handle serves one node (NVIDIA's driver 580 refuses a second).
-  bool uses_conditional_handle(const ConditionalHandle* handle) const;
+  // Whether a conditional node uses `handle` already, anywhere in the graph that made it (this
+  // one or one embedding it): each handle serves one node (NVIDIA's driver 580 refuses a second).
+  bool conditional_handle_in_use(const ConditionalHandle* handle) const;
 
   // References this graph holds on user objects (cuGraphRetainUserObject), released when the
   // graph is destroyed. Clones and executable graphs hold their own.

@@ -773,10 +773,7 @@ CUresult add_conditional(const char* function, CUgraphNode* result, CUgraph grap
                            as_graph(graph)->knows_conditional_handle(handle),
                        CUDA_ERROR_INVALID_VALUE,
                        "the handle was not made for this graph or a graph embedding it");
-  const runtime::Graph* maker = as_graph(graph);
-  while (maker->owner() && maker->owner()->graph().knows_conditional_handle(handle))
-    maker = &maker->owner()->graph();
-  XCUDA_MEMORY_REQUIRE(!maker->uses_conditional_handle(handle), CUDA_ERROR_INVALID_VALUE,
+  XCUDA_MEMORY_REQUIRE(!as_graph(graph)->conditional_handle_in_use(handle), CUDA_ERROR_INVALID_VALUE,
                        "the handle serves another conditional node already");
   unsigned size = parameters.size;
   switch (parameters.type) {
