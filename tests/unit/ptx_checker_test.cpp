@@ -78,27 +78,32 @@ TEST(PtxChecker, ChecksEveryTcgen05FormPtxasTakes) {
 
 // What ptxas refuses in tcgen05 forms, said where it is wrong.
 TEST(PtxChecker, ReportsMalformedTcgen05Forms) {
-  auto problems = [](const std::string& form) {
-    return check_body("\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\t" + form + "\n\tret;");
+  // Each form, and the one problem it is reported with.
+  const std::pair<std::string, std::string> forms[] = {
+      {"tcgen05.mma.cta_group::1.kind::bogus [%r1], %rd1, %rd2, %r2, %p1;",
+       "k.ptx:13:2: tcgen05.mma needs a kind (.kind::f16, ::tf32, ::f8f6f4, ::i8, ::mxf8f6f4, ::mxf4, ::mxf4nvf4)"},
+      {"tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1, %r2}, [%r2];",
+       "k.ptx:13:40: .32x32b.x1 moves 1 registers a thread, found 2"},
+      {"tcgen05.ld.sync.aligned.16x32bx2.x1.b32 {%r1}, [%r2];",
+       "k.ptx:13:2: tcgen05.ld takes 3 operands, found 2"},
+      {"tcgen05.mma.ws.cta_group::2.kind::f16 [%r1], %rd1, %rd2, %r2, %p1;",
+       "k.ptx:13:2: tcgen05.mma.ws runs on .cta_group::1 only"},
+      {"tcgen05.mma.cta_group::1.kind::f16.ashift [%r1], %rd1, %rd2, %r2, %p1;",
+       "k.ptx:13:51: .ashift takes matrix A from tensor memory [a]"},
+      {"tcgen05.mma.cta_group::1.kind::f16.block_scale [%r1], %rd1, %rd2, %r2, [%r3], [%r4], %p1;",
+       "k.ptx:13:2: .kind::f16 cannot be combined with .block_scale"},
+      {"tcgen05.alloc.cta_group::1.sync.aligned.shared::cluster.b32 [%rd1], 32;",
+       "k.ptx:13:41: '.shared::cluster' is not a modifier of tcgen05.alloc"},
+      {"tcgen05.cp.cta_group::1.64x128b [%r1], %rd1;",
+       "k.ptx:13:2: .64x128b needs .warpx2::02_13 or .warpx2::01_23"},
+      {"tcgen05.shuffle.cta_group::1 [%r1];",
+       "k.ptx:13:9: unknown tcgen05 operation '.shuffle'"},
+      {"tcgen05;",
+       "k.ptx:13:2: tcgen05 needs an operation such as .alloc, .ld or .mma"},
   };
-  EXPECT_EQ(problems("tcgen05.mma.cta_group::1.kind::bogus [%r1], %rd1, %rd2, %r2, %p1;"),
-            (Lines{"k.ptx:13:2: tcgen05.mma needs a kind (.kind::f16, ::tf32, ::f8f6f4, ::i8, ::mxf8f6f4, ::mxf4, ::mxf4nvf4)"}));
-  EXPECT_EQ(problems("tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1, %r2}, [%r2];"),
-            (Lines{"k.ptx:13:40: .32x32b.x1 moves 1 registers a thread, found 2"}));
-  EXPECT_EQ(problems("tcgen05.ld.sync.aligned.16x32bx2.x1.b32 {%r1}, [%r2];"),
-            (Lines{"k.ptx:13:2: tcgen05.ld takes 3 operands, found 2"}));
-  EXPECT_EQ(problems("tcgen05.mma.ws.cta_group::2.kind::f16 [%r1], %rd1, %rd2, %r2, %p1;"),
-            (Lines{"k.ptx:13:2: tcgen05.mma.ws runs on .cta_group::1 only"}));
-  EXPECT_EQ(problems("tcgen05.mma.cta_group::1.kind::f16.ashift [%r1], %rd1, %rd2, %r2, %p1;"),
-            (Lines{"k.ptx:13:51: .ashift takes matrix A from tensor memory [a]"}));
-  EXPECT_EQ(problems("tcgen05.mma.cta_group::1.kind::f16.block_scale [%r1], %rd1, %rd2, %r2, [%r3], [%r4], %p1;"),
-            (Lines{"k.ptx:13:2: .kind::f16 cannot be combined with .block_scale"}));
-  EXPECT_EQ(problems("tcgen05.alloc.cta_group::1.sync.aligned.shared::cluster.b32 [%rd1], 32;"),
-            (Lines{"k.ptx:13:41: '.shared::cluster' is not a modifier of tcgen05.alloc"}));
-  EXPECT_EQ(problems("tcgen05.cp.cta_group::1.64x128b [%r1], %rd1;"),
-            (Lines{"k.ptx:13:2: .64x128b needs .warpx2::02_13 or .warpx2::01_23"}));
-  EXPECT_EQ(problems("tcgen05.shuffle.cta_group::1 [%r1];"), (Lines{"k.ptx:13:9: unknown tcgen05 operation '.shuffle'"}));
-  EXPECT_EQ(problems("tcgen05;"), (Lines{"k.ptx:13:2: tcgen05 needs an operation such as .alloc, .ld or .mma"}));
+  for (const auto& [form, problem] : forms)
+    EXPECT_EQ(check_body("\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\t" + form + "\n\tret;"), Lines{problem})
+        << form;
 }
 
 TEST(PtxChecker, RejectsRegistersOfTheWrongType) {
