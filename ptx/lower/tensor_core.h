@@ -105,11 +105,13 @@ struct DotTerms {
   llvm::Value* b;
   uint32_t b_stride;
 };
+// Whose adder a sum follows: mma.sync's and wmma's, or wgmma's, which sums FP8 products otherwise.
+enum class Adder { mma_sync, warpgroup };
 // D = C + Σ A·B for one element, with A, B and C as bits of their element types and D as bits of
 // the accumulator's: floating-point inputs as tensor_core.cpp describes, .s8/.u8 exactly. The i32
 // k, the number of terms, need not be a constant; at most 32.
 llvm::Value* tensor_core_dot(llvm::IRBuilder<>& builder, const DotTerms& terms, llvm::Value* k, llvm::Value* c, Element a_type,
-                             Element b_type, Element accumulator);
+                             Element b_type, Element accumulator, Adder adder);
 llvm::Value* integer_dot(llvm::IRBuilder<>& builder, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
                          llvm::Value* c, bool a_signed, bool b_signed, bool saturate);
 

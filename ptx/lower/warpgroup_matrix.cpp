@@ -7,7 +7,7 @@
 // shared memory until its wgmma.wait_group), so fence, commit_group and wait_group have nothing
 // left to do. Products are summed as mma.sync's are (tensor_core.h), which an H200's wgmma
 // matches bit for bit for .f16, .bf16 and .tf32 inputs (tests/cuda/warpgroup_mma.cu); its FP8
-// sums keep fewer bits, about 13 below the largest exponent, which is not modelled yet.
+// sums keep fewer bits, and in one pass (tensor_core.cpp, Adder::warpgroup).
 #include <charconv>
 #include <optional>
 #include <string>
@@ -260,7 +260,7 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
   Value* result = integer ? integer_dot(builder, a, b, c, form->a_type == Element::s8, form->b_type == Element::s8,
                                         has_word(instruction, "satfinite"))
                           : tensor_core_dot(builder, DotTerms{stored(a), stored(b), 1}, builder.getInt32(form->k), c, form->a_type,
-                                            form->b_type, form->accumulator);
+                                            form->b_type, form->accumulator, Adder::warpgroup);
   builder.CreateStore(result, slot);
   Value* next = builder.CreateAdd(index, builder.getInt32(1));
   index->addIncoming(next, builder.GetInsertBlock());
