@@ -25,6 +25,7 @@
 enum Variant {
   f16_f32_n64, f16_f32_n256, f16_f32_n8_registers, f16_f32_n256_registers, f16_f16_n64, bf16_f32_n64,
   tf32_f32_n64, tf32_f32_n64_registers, e4m3_f32_n64, e4m3_f16_n64, s8_s32_n64, s8_s32_n64_satfinite,
+  e5m2_f32_n64, e5m2_f16_n64,
 };
 
 constexpr int kThreads = 256, kWords = 128;  // D words kept per thread (the most any form uses)
@@ -61,7 +62,8 @@ constexpr unsigned kBOffset = 8192, kSharedBytes = 40960;
 template <int V, int ScaleA, int TransA, int TransB>
 __device__ void multiply(uint32_t* words, uint64_t a_desc, uint64_t b_desc, uint32_t scale_d, const uint32_t* a) {
   constexpr bool single = V == f16_f32_n64 || V == f16_f32_n256 || V == f16_f32_n8_registers || V == f16_f32_n256_registers ||
-                          V == bf16_f32_n64 || V == tf32_f32_n64 || V == tf32_f32_n64_registers || V == e4m3_f32_n64;
+                          V == bf16_f32_n64 || V == tf32_f32_n64 || V == tf32_f32_n64_registers || V == e4m3_f32_n64 ||
+                          V == e5m2_f32_n64;
   if constexpr (single) {
     float d[kWords];
     for (int i = 0; i < kWords; ++i) d[i] = __uint_as_float(words[i]);
@@ -73,11 +75,13 @@ __device__ void multiply(uint32_t* words, uint64_t a_desc, uint64_t b_desc, uint
     if constexpr (V == tf32_f32_n64) WGMMA("m64n64k8.f32.tf32.tf32", LIST32, DESCRIPTORS_SCALED, "+f");
     if constexpr (V == tf32_f32_n64_registers) WGMMA("m64n64k8.f32.tf32.tf32", LIST32, REGISTERS_SCALED, "+f");
     if constexpr (V == e4m3_f32_n64) WGMMA("m64n64k32.f32.e4m3.e4m3", LIST32, DESCRIPTORS_SCALED, "+f");
+    if constexpr (V == e5m2_f32_n64) WGMMA("m64n64k32.f32.e5m2.e5m2", LIST32, DESCRIPTORS_SCALED, "+f");
     for (int i = 0; i < kWords; ++i) words[i] = __float_as_uint(d[i]);
   } else {
     uint32_t* d = words;
     if constexpr (V == f16_f16_n64) WGMMA("m64n64k16.f16.f16.f16", LIST16, DESCRIPTORS_TRANSPOSED, "+r");
     if constexpr (V == e4m3_f16_n64) WGMMA("m64n64k32.f16.e4m3.e4m3", LIST16, DESCRIPTORS_SCALED, "+r");
+    if constexpr (V == e5m2_f16_n64) WGMMA("m64n64k32.f16.e5m2.e5m2", LIST16, DESCRIPTORS_SCALED, "+r");
     if constexpr (V == s8_s32_n64) WGMMA("m64n64k32.s32.s8.s8", LIST32, "%128, %129, p", "+r");
     if constexpr (V == s8_s32_n64_satfinite) WGMMA("m64n64k32.satfinite.s32.s8.s8", LIST32, "%128, %129, p", "+r");
   }
@@ -116,7 +120,7 @@ __global__ void warpgroup_kernel(Launch launch) {
 #endif
 }
 
-enum class Kind { f16, bf16, tf32, e4m3, s8, f32, s32 };
+enum class Kind { f16, bf16, tf32, e4m3, e5m2, s8, f32, s32 };
 
 struct Form {
   Variant variant;
@@ -138,12 +142,14 @@ constexpr Form forms[] = {
     {e4m3_f16_n64, 64, 32, Kind::e4m3, Kind::f16, false},
     {s8_s32_n64, 64, 32, Kind::s8, Kind::s32, false},
     {s8_s32_n64_satfinite, 64, 32, Kind::s8, Kind::s32, false},
+    {e5m2_f32_n64, 64, 32, Kind::e5m2, Kind::f32, false},
+    {e5m2_f16_n64, 64, 32, Kind::e5m2, Kind::f16, false},
 };
 
 int element_bytes(Kind kind) {
   switch (kind) {
     case Kind::f16: case Kind::bf16: return 2;
-    case Kind::e4m3: case Kind::s8: return 1;
+    case Kind::e4m3: case Kind::e5m2: case Kind::s8: return 1;
     default: return 4;
   }
 }
@@ -154,6 +160,7 @@ uint32_t encode(Kind kind, int value) {
     case Kind::f16: { __half h = __float2half(static_cast<float>(value)); uint16_t bits; std::memcpy(&bits, &h, 2); return bits; }
     case Kind::bf16: { __nv_bfloat16 h = __float2bfloat16(static_cast<float>(value)); uint16_t bits; std::memcpy(&bits, &h, 2); return bits; }
     case Kind::e4m3: return __nv_fp8_e4m3(static_cast<float>(value)).__x;
+    case Kind::e5m2: return __nv_fp8_e5m2(static_cast<float>(value)).__x;
     case Kind::tf32: case Kind::f32: { float f = static_cast<float>(value); uint32_t bits; std::memcpy(&bits, &f, 4); return bits; }
     default: return static_cast<uint32_t>(value) & (element_bytes(kind) == 1 ? 0xFFu : 0xFFFFFFFFu);
   }
@@ -279,6 +286,10 @@ const Recording recordings[] = {
                                               0xd4da5b4e, 0xe1176545, 0x578ee4be, 0xd68d54f4, 0x5ff7d21c, 0x6575e012, 0xde03e01d, 0xd9c3dd4f}},
     {"numerics e4m3 x e4m3 + f16", 0x86c4bff6, {0x48694ef2, 0x59a05957, 0x55795196, 0x5d486006, 0x5721d8bf, 0xe2214ed2, 0xb804e1b7, 0x54c5549c,
                                                 0x542fdecf, 0xe08bdefa, 0x6268deab, 0x59c25de0, 0xd56e5040, 0x597a5614, 0x5a2c44d4, 0x5f625395}},
+    {"numerics e5m2 x e5m2 + f32", 0x3afdb1ed, {0xc23cb000, 0x405a8000, 0xc3b4a000, 0xc2072000, 0x43cf8c00, 0x43377400, 0x4145a400, 0x42d51c00,
+                                                0x4371f800, 0xc245b000, 0x41d1e800, 0xc1684800, 0x4136a000, 0xc1eb2400, 0xc17d6000, 0x3eb34000}},
+    {"numerics e5m2 x e5m2 + f16", 0xf1c52011, {0xca095a4b, 0x47decc84, 0x53f0cd37, 0xc2fac804, 0x5a435879, 0x55b2cdf5, 0x4e3fd5e0, 0x49775662,
+                                                0xbbb16213, 0x56fb5722, 0xc90ad0c1, 0xd0fe5512, 0x5d37451d, 0x4cd4ccaa, 0xd875d74f, 0xd594d82f}},
 };
 constexpr int kSampleThreads[4] = {0, 37, 77, 127};
 
@@ -296,6 +307,7 @@ uint32_t random_element(Kind kind, uint64_t& state) {
     case Kind::tf32: case Kind::f32: return (r & 0x807FFFFF) | ((120 + (next_random(state) % 15)) << 23);
     // Exponent fields up to 11 keep the sums within .f16's range.
     case Kind::e4m3: return (r & 0x87) | (((r >> 8) % 12) << 3);
+    case Kind::e5m2: return (r & 0x83) | (((r >> 8) % 20) << 2);
     default: return r;
   }
 }
@@ -454,6 +466,7 @@ int main() {
       CASE("tf32 K-major, 128-byte swizzle", tf32_f32_n64, 1, 0, 0, 128, 0, 1, false, 0),
       CASE("e4m3 K-major, 64-byte swizzle", e4m3_f32_n64, -1, 0, 0, 64, 128, 1, false, 0),
       CASE("e4m3 x e4m3 + f16", e4m3_f16_n64, 1, 0, 0, 32, 0, 0, false, 0),
+      CASE("e5m2 x e5m2 + f32", e5m2_f32_n64, 1, 0, 0, 32, 64, 1, false, 0),
       CASE("s8 K-major", s8_s32_n64, 1, 0, 0, 128, 0, 1, false, 0),
       CASE("s8 .satfinite", s8_s32_n64_satfinite, 1, 0, 0, 0, 64, 1, false, INT32_MAX - 600),
       // Numerics: inexact sums, as the H200 computed them.
@@ -463,6 +476,8 @@ int main() {
       CASE("numerics e4m3 x e4m3 + f32", e4m3_f32_n64, 1, 0, 0, 128, 128, 1, true, 0),
       CASE("numerics f16 x f16 + f16", f16_f16_n64, 1, 0, 0, 128, 128, 1, true, 0),
       CASE("numerics e4m3 x e4m3 + f16", e4m3_f16_n64, 1, 0, 0, 128, 128, 1, true, 0),
+      CASE("numerics e5m2 x e5m2 + f32", e5m2_f32_n64, 1, 0, 0, 64, 32, 1, true, 0),
+      CASE("numerics e5m2 x e5m2 + f16", e5m2_f16_n64, 1, 0, 0, 0, 128, 1, true, 0),
   };
   int run_cases = 0;
   for (const Case& test : cases) run_cases += run(test) ? 1 : 0;
