@@ -297,7 +297,7 @@ Value* aligned_sum(llvm::IRBuilder<>& builder, const Products& products, const s
 // warpgroup_mma.cu (4,096 .f32 and 4,096 .f16 results of random m64n64k32 .e4m3 products and C,
 // which the mma.sync model missed by a few bits in most results), it then matched all 8,192 of
 // its .e5m2 cases and all 240,480 results of targeted probes of every FP8 type pair into either
-// accumulator (tests/device/wgmma_fp8_probe.cu).
+// accumulator (tests/cuda/warpgroup_fp8_sums.cu, which checks them all).
 // A result that comes to zero is +0 unless every term was zero (then IEEE's signed zero); NaNs
 // and infinities among the inputs give what IEEE addition of the exact products would, with NaN
 // as the canonical 0x7FFFFFFF (0x7FFF).

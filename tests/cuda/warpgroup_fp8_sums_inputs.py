@@ -1,8 +1,11 @@
-"""Inputs for wgmma_fp8_probe.cu: records (kind, C, a[32], b[32]) that show how a Hopper tensor
+"""The records of warpgroup_fp8_sums.cu: (kind, C, a[32], b[32]) that show how a Hopper tensor
 core groups, aligns and rounds FP8 products under wgmma: a large product and a small one a gap
 of 2 to 30 binades below it at every other k, with and without a second large product that
 cancels the first; two or three products of random exponents; whole random dot products with a
-random C, of every kind; C against one or two products. Writes them to the file named."""
+random C, of every kind; C against one or two products. Writes them to the file named; the
+program's recorded results belong to exactly these records.
+    python3 warpgroup_fp8_sums_inputs.py RECORDS
+"""
 import random
 import struct
 import sys
