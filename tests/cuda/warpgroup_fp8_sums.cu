@@ -10,7 +10,6 @@
 // RECORDS is warpgroup_fp8_sums.records beside the program unless named (the build writes it).
 #include "check.h"
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -135,9 +134,8 @@ int main(int argc, char** argv) {
   if (disagreements) FAIL("warpgroup_fp8_sums: %u threads' D differed from their block's", disagreements);
   const size_t per_slice = count / kSlices;
   for (int slice = 0; slice < kSlices; ++slice) {
-    uint32_t hash = 2166136261u;
-    for (size_t index = slice * per_slice; index < (slice + 1) * per_slice; ++index)
-      for (int byte = 0; byte < 4; ++byte) hash = (hash ^ ((results[index] >> (8 * byte)) & 0xFF)) * 16777619u;
+    uint32_t hash = kFnvStart;
+    for (size_t index = slice * per_slice; index < (slice + 1) * per_slice; ++index) hash = fnv1a(hash, results[index]);
     if (hash != kRecordedHashes[slice]) {
       std::fprintf(stderr, "records %zu to %zu: results hash to 0x%08x, the H200's to 0x%08x\n", slice * per_slice,
                    (slice + 1) * per_slice - 1, hash, kRecordedHashes[slice]);

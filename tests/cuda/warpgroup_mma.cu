@@ -405,10 +405,9 @@ bool run(const Case& test) {
         return true;
       }
   if (test.numerics) {
-    uint32_t hash = 2166136261u;
+    uint32_t hash = kFnvStart;
     for (int thread = 0; thread < kThreads / 2; ++thread)
-      for (int word = 0; word < registers; ++word)
-        for (int byte = 0; byte < 4; ++byte) hash = (hash ^ ((d_words[thread * kWords + word] >> (8 * byte)) & 0xFF)) * 16777619u;
+      for (int word = 0; word < registers; ++word) hash = fnv1a(hash, d_words[thread * kWords + word]);
     uint32_t samples[16];
     for (int i = 0; i < 16; ++i) samples[i] = d_words[kSampleThreads[i / 4] * kWords + i % 4];
     const Recording* recording = nullptr;
