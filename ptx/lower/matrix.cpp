@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 #include "lower/module_lowering.h"
 #include "lower/tensor_core.h"
@@ -24,13 +25,19 @@ struct FragmentLayout {
   uint32_t elements;  // per lane
 };
 
-// The accumulators of every shape lie in pairs along a row: rows g and g+8 (m16n8) or g alone
-// (m8n8, two elements), so each lane's C is its D and needs no exchange.
+// The accumulators of every shape but m8n8k4 .f16 lie in pairs along a row: rows g and g+8
+// (m16n8) or g alone (m8n8, two elements), so each lane's C is its D and needs no exchange.
 struct MmaForm {
-  uint32_t m, n, k;
+  uint32_t m, n, k;  // A is m × k, C and D m × n, B k × n (k × 4n for quad pairs)
   Element input, accumulator;
   FragmentLayout a, b;
   uint32_t accumulators;  // per lane
+  bool quad_pairs = false;
+
+  uint32_t b_columns() const { return quad_pairs ? 4 * n : n; }
+  Layout accumulator_layout(Element type) const {
+    return !quad_pairs ? c_pairs : type == Element::f16 ? c_quad_pair_f16 : c_quad_pair_f32;
+  }
 };
 
 // The name of the module's function for what follows the exchange of an instruction of this
@@ -41,10 +48,14 @@ std::string form_name(const Instruction& instruction) {
   return name;
 }
 
-// The shapes and types of mma.sync the ISA defines for sm_80 and sm_90 (FP8 from sm_89), but
-// m8n8k4 .f16 (whose quad-pair layout predates them) and the sub-byte types. FP8 fragments lie
-// as .s8/.u8 ones do.
-std::optional<MmaForm> find_form(std::string_view shape, Element input, Element accumulator) {
+// The shapes and types of mma.sync the ISA defines for sm_70 to sm_90 (FP8 from sm_89) but the
+// sub-byte types. FP8 fragments lie as .s8/.u8 ones do. Only m8n8k4 .f16 takes A and B in either
+// layout; the others take .row.col alone.
+std::optional<MmaForm> find_form(std::string_view shape, Element input, Element accumulator, bool a_row, bool b_column) {
+  if (input == Element::f16 && (accumulator == Element::f16 || accumulator == Element::f32) && shape == "m8n8k4")
+    return MmaForm{32, 8, 4, input, accumulator, {a_row ? a_quad_pair_row : a_quad_pair_column, 4},
+                   {b_column ? b_quad_pair_column : b_quad_pair_row, 4}, 8, true};
+  if (!a_row || !b_column) return std::nullopt;
   bool half = input == Element::f16 || input == Element::bf16;
   bool byte = is_byte(input) || is_eight_bit_float(input);
   bool float_accumulator = accumulator == Element::f32 ||
@@ -81,6 +92,40 @@ std::pair<Value*, Value*> dot_rows(FunctionLowering& lowering, llvm::AllocaInst*
   return {array_element(builder, a_matrix, builder.CreateMul(row, builder.getInt32(k))), array_element(builder, b_matrix, column)};
 }
 
+// How an accumulator type's elements pack into registers: .f16 two to a 32-bit register, .f32
+// and .s32 one, .f64 one to a 64-bit register; a lane's elements numbered from the lowest bits
+// of its first register.
+struct AccumulatorPacking {
+  explicit AccumulatorPacking(Element type) : bits(element_bits(type)), register_bits(bits == 64 ? 64 : 32), per_register(register_bits / bits) {}
+  Value* element(llvm::IRBuilder<>& builder, Value* word, uint32_t index) const {
+    return builder.CreateTrunc(builder.CreateLShr(word, (index % per_register) * bits), builder.getIntNTy(bits));
+  }
+  Value* word(llvm::IRBuilder<>& builder, const std::vector<Value*>& elements, uint32_t index) const {
+    Value* word = builder.getIntN(register_bits, 0);
+    for (uint32_t part = 0; part < per_register; ++part) {
+      Value* element = builder.CreateZExt(elements[(index * per_register + part) % elements.size()], word->getType());
+      word = builder.CreateOr(word, builder.CreateShl(element, part * bits));
+    }
+    return word;
+  }
+  uint32_t bits, register_bits, per_register;
+};
+
+// call_dot, where C may be of another type than D (.f16 A and B: .f16 and .f32). An H100 then
+// sums as into an .f32 D: an .f16 C widened, exactly, and an .f16 D rounded to nearest from the
+// .f32 sum (recorded: tests/cuda/mixed_accumulators.cu).
+Value* call_dot_between(FunctionLowering& lowering, DotForm dot, Value* a, Value* b, Value* c, Element c_type) {
+  if (c_type == dot.accumulator) return call_dot(lowering, dot, a, b, c);
+  auto& builder = lowering.builder();
+  const Element d_type = dot.accumulator;
+  dot.accumulator = Element::f32;
+  if (c_type == Element::f16)
+    c = builder.CreateBitCast(builder.CreateFPExt(builder.CreateBitCast(c, builder.getHalfTy()), builder.getFloatTy()), builder.getInt32Ty());
+  Value* d = call_dot(lowering, dot, a, b, c);
+  if (d_type == Element::f16) d = round_to_narrow(lowering, builder.CreateBitCast(d, builder.getFloatTy()), f16_format, NarrowRounding{});
+  return d;
+}
+
 // mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c.
 void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   auto& builder = lowering.builder();
@@ -98,17 +143,24 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
     lowering.error(instruction.location, "mma needs d, a, b and c and the four types .dtype.atype.btype.ctype");
     return;
   }
-  if (types[0] != types[3]) {
-    lowering.error(instruction.location, "mma with different .dtype and .ctype is not supported yet");
+  // What ptxas takes: .f32 D from .f16 C in m8n8k4, and otherwise D and C of one type.
+  const Element d_type = types[0], c_type = types[3];
+  if (d_type != c_type && (shape != "m8n8k4" || d_type != Element::f32 || c_type != Element::f16)) {
+    lowering.error(instruction.location, "mma." + std::string(shape) + " needs .dtype and .ctype alike (but m8n8k4's .f32 D from .f16 C)");
     return;
   }
-  std::optional<MmaForm> form = find_form(shape, types[1], types[0]);
+  // .alayout then .blayout, as written.
+  std::vector<std::string_view> layouts;
+  for (const Modifier& modifier : instruction.modifiers)
+    if (modifier.word == "row" || modifier.word == "col") layouts.push_back(modifier.word);
+  if (layouts.size() != 2) {
+    lowering.error(instruction.location, "mma needs .alayout and .blayout: .row or .col each");
+    return;
+  }
+  std::optional<MmaForm> form = find_form(shape, types[1], d_type, layouts[0] == "row", layouts[1] == "col");
   if (!form) {
-    lowering.error(instruction.location, "mma." + std::string(shape) + " with these types is not supported yet");
-    return;
-  }
-  if (!has_word(instruction, "row") || !has_word(instruction, "col")) {
-    lowering.error(instruction.location, "mma needs .row.col");
+    lowering.error(instruction.location, "mma." + std::string(shape) + "." + std::string(layouts[0]) + "." + std::string(layouts[1]) +
+                                             " with these types is not supported yet");
     return;
   }
   uint32_t input_bits = element_bits(form->input);
@@ -121,54 +173,51 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
                                              " A and " + std::to_string(form->b.elements / per_register) + " B registers");
     return;
   }
-  uint32_t accumulator_bits = element_bits(form->accumulator);
-  uint32_t accumulator_register_bits = accumulator_bits == 64 ? 64 : 32;
-  uint32_t per_accumulator_register = accumulator_register_bits / accumulator_bits;
-  std::vector<Value*> c_registers = read_registers(lowering, operands[3], accumulator_register_bits);
+  const AccumulatorPacking c_packing(c_type), d_packing(d_type);
+  std::vector<Value*> c_registers = read_registers(lowering, operands[3], c_packing.register_bits);
   auto destinations = elements_of(operands[0]);
-  if (c_registers.size() * per_accumulator_register != form->accumulators || destinations.size() != c_registers.size()) {
-    lowering.error(instruction.location, "mma." + std::string(shape) + " needs " + std::to_string(form->accumulators / per_accumulator_register) +
-                                             " C and D registers");
+  if (c_registers.size() != form->accumulators / c_packing.per_register || destinations.size() != form->accumulators / d_packing.per_register) {
+    lowering.error(instruction.location, "mma." + std::string(shape) + " needs " + std::to_string(form->accumulators / c_packing.per_register) +
+                                             " C and " + std::to_string(form->accumulators / d_packing.per_register) + " D registers");
     return;
   }
-  const Fragment fragments[] = {{a_registers, input_bits, form->a.layout, form->m, form->k},
-                                {b_registers, input_bits, form->b.layout, form->k, form->n}};
+  // C passes between lanes where its layout is not D's (m8n8k4: .f16 C, .f32 D).
+  const Layout c_layout = form->accumulator_layout(c_type), d_layout = form->accumulator_layout(d_type);
+  std::vector<Fragment> fragments{{a_registers, input_bits, form->a.layout, form->m, form->k},
+                                  {b_registers, input_bits, form->b.layout, form->k, form->b_columns()}};
+  if (c_layout != d_layout) fragments.push_back({c_registers, c_packing.bits, c_layout, form->m, form->n});
   offer_fragments(lowering, fragments);
   // What follows the exchange is the same at every mma.sync of the form: one function of the
   // module's, (context, C's registers) -> D's registers, that each calls. Written out at each,
   // it was most of the code of a tensor-core kernel (256 mma.sync in a cutlass kernel of
   // libcublas: 71,000 instructions after optimisation).
-  auto* registers_type = llvm::ArrayType::get(builder.getIntNTy(accumulator_register_bits), c_registers.size());
+  auto* registers_type = llvm::ArrayType::get(builder.getIntNTy(d_packing.register_bits), destinations.size());
   Value* d_registers = lowering.call_helper(form_name(instruction), registers_type, c_registers, [&](llvm::Function& helper) {
     std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
-    Value* lane = lane_id(lowering);
-    DotForm dot{types[1], types[2], form->accumulator, form->k, form->n, form->k, has_word(instruction, "satfinite")};
+    auto [first_row, first_column] = first_position(lowering, d_layout, lane_id(lowering));
+    DotForm dot{types[1], types[2], form->accumulator, form->k, form->b_columns(), form->k, has_word(instruction, "satfinite")};
     std::vector<Value*> results;
-    Value* group = builder.CreateLShr(lane, 2);
-    Value* pair = builder.CreateShl(builder.CreateAnd(lane, 3), 1);
     for (uint32_t index = 0; index < form->accumulators; ++index) {
-      Value* row = builder.CreateAdd(group, builder.getInt32(8 * (index >> 1)));
-      Value* column = builder.CreateAdd(pair, builder.getInt32(index & 1));
-      auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, column, form->k);
-      Value* c_register = helper.getArg(1 + index / per_accumulator_register);
-      Value* c = builder.CreateTrunc(builder.CreateLShr(c_register, (index % per_accumulator_register) * accumulator_bits),
-                                     builder.getIntNTy(accumulator_bits));
-      results.push_back(call_dot(lowering, dot, a, b, c));
+      Value* row = builder.CreateAdd(first_row, builder.getInt32(d_layout(0, index).row));
+      Value* column = builder.CreateAdd(first_column, builder.getInt32(d_layout(0, index).column));
+      // A quad pair's B columns begin at 8q, as its rows do.
+      Value* b_column = form->quad_pairs ? builder.CreateAdd(column, builder.CreateAnd(row, ~7u)) : column;
+      auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, b_column, form->k);
+      Value* c = c_layout != d_layout
+                     ? builder.CreateLoad(builder.getIntNTy(c_packing.bits),
+                                          array_element(builder, matrices[2], builder.CreateAdd(builder.CreateMul(row, builder.getInt32(form->n)), column)))
+                     : c_packing.element(builder, helper.getArg(1 + index / c_packing.per_register), index);
+      results.push_back(form->quad_pairs ? quad_pair_dot(lowering, DotTerms{a, b, form->b_columns()}, c, c_type, d_type)
+                                         : call_dot_between(lowering, dot, a, b, c, c_type));
     }
     Value* packed = llvm::PoisonValue::get(registers_type);
-    for (uint32_t destination = 0; destination < c_registers.size(); ++destination) {
-      Value* word = builder.getIntN(accumulator_register_bits, 0);
-      for (uint32_t part = 0; part < per_accumulator_register; ++part) {
-        Value* element = builder.CreateZExt(results[destination * per_accumulator_register + part], word->getType());
-        word = builder.CreateOr(word, builder.CreateShl(element, part * accumulator_bits));
-      }
-      packed = builder.CreateInsertValue(packed, word, destination);
-    }
+    for (uint32_t destination = 0; destination < destinations.size(); ++destination)
+      packed = builder.CreateInsertValue(packed, d_packing.word(builder, results, destination), destination);
     return packed;
   });
   for (uint32_t destination = 0; destination < destinations.size(); ++destination)
     lowering.write(*destinations[destination], builder.CreateExtractValue(d_registers, destination),
-                   accumulator_register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
+                   d_packing.register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
 }
 
 // wmma: the ISA leaves the fragments' layout to the implementation and only asks that they
@@ -308,12 +357,13 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
     lowering.error(instruction.location, "wmma.mma needs d, a, b, c and the types .dtype.ctype or .dtype.atype.btype.ctype");
     return;
   }
-  if (types[0] != types[3]) {
-    lowering.error(instruction.location, "wmma.mma with different .dtype and .ctype is not supported yet");
+  Element input = types[1];
+  if (types[0] != types[3] && input != Element::f16) {
+    lowering.error(instruction.location, "wmma.mma needs .dtype and .ctype alike but for .f16 A and B");
     return;
   }
-  Element input = types[1];
-  bool known = (input == Element::f16 && (types[0] == Element::f16 || types[0] == Element::f32) && shape->k == 16) ||
+  auto half_or_single = [](Element type) { return type == Element::f16 || type == Element::f32; };
+  bool known = (input == Element::f16 && half_or_single(types[0]) && half_or_single(types[3]) && shape->k == 16) ||
                (input == Element::bf16 && types[0] == Element::f32 && shape->k == 16) ||
                (input == Element::tf32 && types[0] == Element::f32 && shape->k == 8) ||
                (is_byte(input) && is_byte(types[2]) && types[0] == Element::s32 && shape->k == 16) ||
@@ -322,8 +372,9 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
     lowering.error(instruction.location, "wmma.mma with these shape and types is not supported yet");
     return;
   }
-  WmmaMatrix a_matrix{shape->m, shape->k, types[1]}, b_matrix{shape->k, shape->n, types[2]}, c_matrix{shape->m, shape->n, types[3]};
-  auto d_registers = fragment_registers(lowering, instruction, operands[0], c_matrix);
+  WmmaMatrix a_matrix{shape->m, shape->k, types[1]}, b_matrix{shape->k, shape->n, types[2]}, c_matrix{shape->m, shape->n, types[3]},
+      d_matrix{shape->m, shape->n, types[0]};
+  auto d_registers = fragment_registers(lowering, instruction, operands[0], d_matrix);
   auto a_registers = fragment_registers(lowering, instruction, operands[1], a_matrix);
   auto b_registers = fragment_registers(lowering, instruction, operands[2], b_matrix);
   auto c_registers = fragment_registers(lowering, instruction, operands[3], c_matrix);
@@ -350,9 +401,9 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
   for (uint32_t index = 0; index < c_matrix.per_lane(); ++index) {
     auto [row, column] = element_position(lowering, c_matrix, index);
     auto [a, b] = dot_rows(lowering, a_all, b_all, row, column, shape->k);
-    results.push_back(call_dot(lowering, dot, a, b, c[index]));
+    results.push_back(call_dot_between(lowering, dot, a, b, c[index], types[3]));
   }
-  write_fragment(lowering, *d_registers, c_matrix, results);
+  write_fragment(lowering, *d_registers, d_matrix, results);
 }
 
 void lower_wmma(FunctionLowering& lowering, const Instruction& instruction) {

@@ -139,6 +139,21 @@ std::vector<llvm::AllocaInst*> gather(FunctionLowering& lowering, std::span<cons
   return place_fragments(lowering, fragments);
 }
 
+std::pair<Value*, Value*> first_position(FunctionLowering& lowering, Layout layout, Value* lane) {
+  auto& builder = lowering.builder();
+  std::vector<uint16_t> positions;
+  for (uint32_t each = 0; each < warp_size; ++each) {
+    Position position = layout(each, 0);
+    positions.push_back(static_cast<uint16_t>(position.row << 8 | position.column));
+  }
+  llvm::Constant* contents = llvm::ConstantDataArray::get(lowering.context(), positions);
+  auto* table = new llvm::GlobalVariable(lowering.module().target(), contents->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                         contents, "xcuda.fragment_positions");
+  Value* position = builder.CreateZExt(builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(contents->getType(), table, {builder.getInt32(0), lane})),
+                                       builder.getInt32Ty());
+  return {builder.CreateLShr(position, 8), builder.CreateAnd(position, 0xFF)};
+}
+
 std::vector<Value*> read_registers(FunctionLowering& lowering, const Operand& operand, uint32_t bits) {
   ScalarType type = bits == 64 ? ScalarType::b64 : ScalarType::b32;
   std::vector<Value*> values;
@@ -375,6 +390,27 @@ Value* tensor_core_dot(llvm::IRBuilder<>& builder, const DotTerms& terms, Value*
                                              llvm::ConstantFP::getInfinity(builder.getDoubleTy()));
   result = builder.CreateSelect(is_infinite, naive_bits, result);
   return builder.CreateSelect(is_nan, llvm::ConstantInt::get(bits_type, magnitude_mask), result);
+}
+
+Value* quad_pair_dot(FunctionLowering& lowering, const DotTerms& terms, Value* c, Element c_type, Element d_type) {
+  auto& builder = lowering.builder();
+  llvm::Type* single = builder.getFloatTy();
+  auto widened = [&](Value* bits) { return builder.CreateFPExt(builder.CreateBitCast(bits, builder.getHalfTy()), single); };
+  std::vector<Value*> products;
+  for (uint32_t index = 0; index < 4; ++index) {
+    Value* a = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(builder.getInt16Ty(), terms.a, builder.getInt32(index)));
+    Value* b = builder.CreateLoad(builder.getInt16Ty(), builder.CreateGEP(builder.getInt16Ty(), terms.b, builder.getInt32(index * terms.b_stride)));
+    // Exact: two .f16 significands make at most 22 bits.
+    products.push_back(builder.CreateFMul(widened(a), widened(b)));
+  }
+  Value* accumulated = c_type == Element::f16 ? widened(c) : builder.CreateBitCast(c, single);
+  Value* first_pair = builder.CreateFAdd(products[0], products[1]);
+  if (d_type == Element::f32) {
+    Value* sum = builder.CreateFAdd(accumulated, builder.CreateFAdd(builder.CreateFAdd(first_pair, products[2]), products[3]));
+    return builder.CreateSelect(builder.CreateFCmpUNO(sum, sum), builder.getInt32(0x7FFFFFFF), builder.CreateBitCast(sum, builder.getInt32Ty()));
+  }
+  Value* sum = builder.CreateFAdd(builder.CreateFAdd(accumulated, first_pair), builder.CreateFAdd(products[2], products[3]));
+  return round_to_narrow(lowering, sum, f16_format, NarrowRounding{});
 }
 
 namespace {
