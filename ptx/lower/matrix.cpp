@@ -92,14 +92,17 @@ std::pair<Value*, Value*> dot_rows(FunctionLowering& lowering, llvm::AllocaInst*
   return {array_element(builder, a_matrix, builder.CreateMul(row, builder.getInt32(k))), array_element(builder, b_matrix, column)};
 }
 
-// How an accumulator type's elements pack into registers: .f16 two to a 32-bit register, .f32
-// and .s32 one, .f64 one to a 64-bit register; a lane's elements numbered from the lowest bits
-// of its first register.
-struct AccumulatorPacking {
-  explicit AccumulatorPacking(Element type) : bits(element_bits(type)), register_bits(bits == 64 ? 64 : 32), per_register(register_bits / bits) {}
+// How a matrix's elements pack into a lane's registers: .f64 one to a 64-bit register, the
+// others as many as fit a 32-bit one, numbered from the lowest bits of the first register.
+struct RegisterPacking {
+  explicit RegisterPacking(Element type) : bits(element_bits(type)), register_bits(bits == 64 ? 64 : 32), per_register(register_bits / bits) {}
+  ScalarType register_type() const { return register_bits == 64 ? ScalarType::b64 : ScalarType::b32; }
+  // Element `index` of the lane's, from the register that holds it.
   Value* element(llvm::IRBuilder<>& builder, Value* word, uint32_t index) const {
     return builder.CreateTrunc(builder.CreateLShr(word, (index % per_register) * bits), builder.getIntNTy(bits));
   }
+  // Register `index` of the lane's; where there are more registers than elements, the elements
+  // repeat.
   Value* word(llvm::IRBuilder<>& builder, const std::vector<Value*>& elements, uint32_t index) const {
     Value* word = builder.getIntN(register_bits, 0);
     for (uint32_t part = 0; part < per_register; ++part) {
@@ -113,7 +116,7 @@ struct AccumulatorPacking {
 
 // call_dot, where C may be of another type than D (.f16 A and B: .f16 and .f32). An H100 then
 // sums as into an .f32 D: an .f16 C widened, exactly, and an .f16 D rounded to nearest from the
-// .f32 sum (recorded: tests/cuda/mixed_accumulators.cu).
+// .f32 sum (recorded: tests/cuda/half_accumulators.cu).
 Value* call_dot_between(FunctionLowering& lowering, DotForm dot, Value* a, Value* b, Value* c, Element c_type) {
   if (c_type == dot.accumulator) return call_dot(lowering, dot, a, b, c);
   auto& builder = lowering.builder();
@@ -173,7 +176,7 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
                                              " A and " + std::to_string(form->b.elements / per_register) + " B registers");
     return;
   }
-  const AccumulatorPacking c_packing(c_type), d_packing(d_type);
+  const RegisterPacking c_packing(c_type), d_packing(d_type);
   std::vector<Value*> c_registers = read_registers(lowering, operands[3], c_packing.register_bits);
   auto destinations = elements_of(operands[0]);
   if (c_registers.size() != form->accumulators / c_packing.per_register || destinations.size() != form->accumulators / d_packing.per_register) {
@@ -217,7 +220,7 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   });
   for (uint32_t destination = 0; destination < destinations.size(); ++destination)
     lowering.write(*destinations[destination], builder.CreateExtractValue(d_registers, destination),
-                   d_packing.register_bits == 64 ? ScalarType::b64 : ScalarType::b32);
+                   d_packing.register_type());
 }
 
 // wmma: the ISA leaves the fragments' layout to the implementation and only asks that they
@@ -231,8 +234,7 @@ struct WmmaMatrix {
   Element element;
 
   uint32_t per_lane() const { return rows * columns / warp_size; }
-  uint32_t register_bits() const { return element_bits(element) == 64 ? 64 : 32; }
-  uint32_t per_register() const { return register_bits() / element_bits(element); }
+  RegisterPacking packing() const { return RegisterPacking(element); }
   Position position(uint32_t lane, uint32_t index) const {
     uint32_t linear = lane * per_lane() + index;
     return {linear / columns, linear % columns};
@@ -258,10 +260,10 @@ std::optional<WmmaShape> wmma_shape(FunctionLowering& lowering, const Instructio
 std::optional<std::vector<const Operand*>> fragment_registers(FunctionLowering& lowering, const Instruction& instruction,
                                                               const Operand& operand, const WmmaMatrix& matrix) {
   auto registers = elements_of(operand);
-  size_t slots = registers.size() * matrix.per_register();
+  size_t slots = registers.size() * matrix.packing().per_register;
   if (slots < matrix.per_lane() || slots % matrix.per_lane() != 0) {
     lowering.error(operand.location, "this wmma fragment needs " +
-                                         std::to_string(matrix.per_lane() / matrix.per_register()) + " registers");
+                                         std::to_string(matrix.per_lane() / matrix.packing().per_register) + " registers");
     return std::nullopt;
   }
   return registers;
@@ -271,27 +273,16 @@ std::optional<std::vector<const Operand*>> fragment_registers(FunctionLowering& 
 // repeat it.
 void write_fragment(FunctionLowering& lowering, const std::vector<const Operand*>& registers, const WmmaMatrix& matrix,
                     const std::vector<Value*>& elements) {
-  auto& builder = lowering.builder();
-  uint32_t bits = element_bits(matrix.element);
-  for (size_t index = 0; index < registers.size(); ++index) {
-    Value* word = builder.getIntN(matrix.register_bits(), 0);
-    for (uint32_t part = 0; part < matrix.per_register(); ++part) {
-      Value* element = builder.CreateZExt(elements[(index * matrix.per_register() + part) % elements.size()], word->getType());
-      word = builder.CreateOr(word, builder.CreateShl(element, part * bits));
-    }
-    lowering.write(*registers[index], word, matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32);
-  }
+  const RegisterPacking packing = matrix.packing();
+  for (size_t index = 0; index < registers.size(); ++index)
+    lowering.write(*registers[index], packing.word(lowering.builder(), elements, index), packing.register_type());
 }
 
 std::vector<Value*> read_fragment(FunctionLowering& lowering, const std::vector<const Operand*>& registers, const WmmaMatrix& matrix) {
-  auto& builder = lowering.builder();
-  uint32_t bits = element_bits(matrix.element);
+  const RegisterPacking packing = matrix.packing();
   std::vector<Value*> elements;
-  for (uint32_t index = 0; index < matrix.per_lane(); ++index) {
-    Value* word = lowering.read(*registers[index / matrix.per_register()],
-                                matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32);
-    elements.push_back(builder.CreateTrunc(builder.CreateLShr(word, (index % matrix.per_register()) * bits), builder.getIntNTy(bits)));
-  }
+  for (uint32_t index = 0; index < matrix.per_lane(); ++index)
+    elements.push_back(packing.element(lowering.builder(), lowering.read(*registers[index / packing.per_register], packing.register_type()), index));
   return elements;
 }
 
@@ -382,8 +373,8 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
   // Only the registers that hold each lane's share take part in the exchange.
   auto share = [&](const std::vector<const Operand*>& registers, const WmmaMatrix& matrix) {
     std::vector<Value*> values;
-    for (uint32_t index = 0; index < matrix.per_lane() / matrix.per_register(); ++index)
-      values.push_back(lowering.read(*registers[index], matrix.register_bits() == 64 ? ScalarType::b64 : ScalarType::b32));
+    for (uint32_t index = 0; index < matrix.per_lane() / matrix.packing().per_register; ++index)
+      values.push_back(lowering.read(*registers[index], matrix.packing().register_type()));
     return values;
   };
   auto a_place = [&](uint32_t lane, uint32_t index) { return a_matrix.position(lane, index); };

@@ -137,7 +137,7 @@ llvm::Value* tensor_core_dot(llvm::IRBuilder<>& builder, const DotTerms& terms, 
 // into .f32, D = C + (((p0 + p1) + p2) + p3); into .f16, D = ((C + (p0 + p1)) + (p2 + p3)) then
 // rounded to nearest .f16; each addition rounded to nearest .f32, an .f16 C widened exactly.
 // Fitted to 1,572,864 results recorded on an H100 (.f32 from .f32 C, .f32 from .f16 C, .f16 from
-// .f16 C; tests/cuda/quad_pair_mma.cu), all of which it matches. NaN is the canonical
+// .f16 C; tests/cuda/half_accumulators.cu), all of which it matches. NaN is the canonical
 // 0x7FFFFFFF (0x7FFF).
 llvm::Value* quad_pair_dot(FunctionLowering& lowering, const DotTerms& terms, llvm::Value* c, Element c_type, Element d_type);
 llvm::Value* integer_dot(llvm::IRBuilder<>& builder, std::span<llvm::Value* const> a, std::span<llvm::Value* const> b,
