@@ -171,8 +171,9 @@ constexpr InstructionSignature instruction_set[] = {
     // wmma.load.{a,b,c} r, [p]{, stride}; wmma.store.d [p], r{, stride}; wmma.mma d, a, b, c
     {"wmma", type_group | space_group | barrier_group, "**?**",
      "load store mma a b c d row col m16n16k16 m32n8k16 m8n32k16 m16n16k8 m8n8k4 satfinite tf32"},
-    {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 x1 x2 x4 trans"},
-    {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 x1 x2 x4 trans"},
+    // sm_100: ldmatrix .m16n16 and .m8n16 of bytes, some unpacked from 6- or 4-bit data; stmatrix .m16n8
+    {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 m16n16 m8n16 x1 x2 x4 trans b8x16 b6x16_p32 b4x16_p64"},
+    {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 m16n8 x1 x2 x4 trans"},
     {"movmatrix", type_group | barrier_group, "**", "m8n8 trans"},
     // wgmma.fence, .commit_group, .wait_group N and .mma_async d, a, b, scale-d{, imm-scale-a,
     // imm-scale-b{, imm-trans-a}, imm-trans-b}, with two more for .sp: shapes (m64nNkK), types

@@ -411,11 +411,49 @@ struct MatrixAccess {
   bool transposed;
 };
 
+// What is wrong with one of sm_100's 8-bit forms, as ptxas sees it; nothing for a well-formed one.
+// The checker admits no other shapes: ldmatrix .m16n16 and .m8n16, stmatrix .m16n8.
+std::optional<std::string> eight_bit_form_problem(const Instruction& instruction, std::string_view shape, uint32_t count) {
+  const bool load = instruction.opcode == "ldmatrix", transposed = has_word(instruction, "trans");
+  const bool plain_bytes = instruction.qualifiers.types.size() == 1 && instruction.qualifiers.types[0] == ScalarType::b8;
+  const bool unpacked = instruction.qualifiers.types.empty() && has_word(instruction, "b8x16") &&
+                        (has_word(instruction, "b6x16_p32") || has_word(instruction, "b4x16_p64"));
+  const std::string form = instruction.opcode + "." + std::string(shape);
+  if (load && shape == "m16n16") {
+    if (!transposed) return form + " needs .trans";
+    if (count == 4) return form + " takes .x1 or .x2";
+    if (!plain_bytes && !unpacked) return form + " takes .b8, or .b8x16 with .b6x16_p32 or .b4x16_p64";
+  } else if (load) {
+    if (transposed) return form + " takes no .trans";
+    if (!unpacked) return form + " takes .b8x16 with .b6x16_p32 or .b4x16_p64";
+  } else {
+    if (!transposed) return form + " needs .trans";
+    if (!plain_bytes) return form + " takes .b8";
+  }
+  return std::nullopt;
+}
+
+// The .m8n8 forms, and sm_100's 8-bit ones checked as ptxas checks them: ldmatrix .m16n16 (.trans,
+// .x1 or .x2; .b8, or .b8x16 unpacked from .b6x16_p32 or .b4x16_p64 data) and .m8n16 (no .trans;
+// .b8x16 unpacked), stmatrix .m16n8 (.trans, .b8). The ISA gives the 8-bit forms' register
+// layouts only as figures, and no sm_100 GPU was at hand to record them: not supported yet.
 std::optional<MatrixAccess> matrix_access(FunctionLowering& lowering, const Instruction& instruction) {
   uint32_t count = has_word(instruction, "x4") ? 4 : has_word(instruction, "x2") ? 2 : has_word(instruction, "x1") ? 1 : 0;
+  std::string_view shape;
+  for (std::string_view word : {"m8n8", "m16n16", "m8n16", "m16n8"})
+    if (has_word(instruction, word)) shape = word;
+  if (count == 0 || shape.empty()) {
+    lowering.error(instruction.location, instruction.opcode + " needs a shape such as .m8n8 and .x1, .x2 or .x4");
+    return std::nullopt;
+  }
+  if (shape != "m8n8") {
+    std::optional<std::string> problem = eight_bit_form_problem(instruction, shape, count);
+    lowering.error(instruction.location, problem ? *problem : "'" + instruction.opcode + "." + std::string(shape) + "' is not supported yet");
+    return std::nullopt;
+  }
   const auto& types = instruction.qualifiers.types;
-  if (count == 0 || !has_word(instruction, "m8n8") || types.size() != 1 || bit_width(types[0]) != 16) {
-    lowering.error(instruction.location, instruction.opcode + " needs .m8n8, .x1, .x2 or .x4 and .b16");
+  if (types.size() != 1 || bit_width(types[0]) != 16) {
+    lowering.error(instruction.location, instruction.opcode + ".m8n8 takes .b16");
     return std::nullopt;
   }
   return MatrixAccess{count, has_word(instruction, "trans")};
