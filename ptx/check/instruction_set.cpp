@@ -167,10 +167,15 @@ constexpr InstructionSignature instruction_set[] = {
     {"match", type_group | barrier_group, "***?*", ""},
     {"redux", type_group | barrier_group | atomic_operation_group, "***", "abs NaN"},
     // matrix instructions: shapes, types and register counts are checked by the lowering (lower/matrix.cpp)
-    {"mma", type_group | barrier_group, "****", "m8n8k4 m8n8k16 m16n8k4 m16n8k8 m16n8k16 m16n8k32 row col satfinite tf32 e4m3 e5m2"},
+    // mma d, a, b, c; mma.sp (sparse A) d, a, b, c, metadata, selector. The sub-byte integer
+    // (.s4/.u4) and single-bit (.b1, with .and or .xor and .popc) shapes too.
+    {"mma", type_group | barrier_group, "****?**",
+     "m8n8k4 m8n8k16 m16n8k4 m16n8k8 m16n8k16 m16n8k32 m8n8k32 m16n8k64 m8n8k128 m16n8k128 m16n8k256 row col satfinite "
+     "tf32 e4m3 e5m2 s4 u4 b1 and xor popc sp sp::ordered_metadata"},
     // wmma.load.{a,b,c} r, [p]{, stride}; wmma.store.d [p], r{, stride}; wmma.mma d, a, b, c
     {"wmma", type_group | space_group | barrier_group, "**?**",
-     "load store mma a b c d row col m16n16k16 m32n8k16 m8n32k16 m16n16k8 m8n8k4 satfinite tf32"},
+     "load store mma a b c d row col m16n16k16 m32n8k16 m8n32k16 m16n16k8 m8n8k4 m8n8k32 m8n8k128 satfinite tf32 s4 u4 b1 "
+     "and xor popc"},
     // sm_100: ldmatrix .m16n16 and .m8n16 of bytes, some unpacked from 6- or 4-bit data; stmatrix .m16n8
     {"ldmatrix", type_group | space_group | barrier_group, "*a", "m8n8 m16n16 m8n16 x1 x2 x4 trans b8x16 b6x16_p32 b4x16_p64"},
     {"stmatrix", type_group | space_group | barrier_group, "a*", "m8n8 m16n8 x1 x2 x4 trans"},

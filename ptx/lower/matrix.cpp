@@ -129,8 +129,20 @@ Value* call_dot_between(FunctionLowering& lowering, DotForm dot, Value* a, Value
   return d;
 }
 
+// The forms no target lowers yet, which parse and check: mma.sp's sparse A, and the sub-byte
+// integer (.s4/.u4) and single-bit (.b1) inputs of mma and wmma. Reported once, at the statement.
+bool reports_unlowered_form(FunctionLowering& lowering, const Instruction& instruction) {
+  std::optional<std::string> form;
+  if (has_word(instruction, "sp") || has_word(instruction, "sp::ordered_metadata")) form = "'" + instruction.opcode + ".sp'";
+  for (std::string_view type : {"s4", "u4", "b1"})
+    if (has_word(instruction, type)) form = instruction.opcode + " with ." + std::string(type) + " inputs";
+  if (form) lowering.error(instruction.location, *form + " is not supported yet");
+  return form.has_value();
+}
+
 // mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c.
 void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
+  if (reports_unlowered_form(lowering, instruction)) return;
   auto& builder = lowering.builder();
   const auto& words = instruction.qualifiers.other;
   const auto& operands = instruction.operands;
@@ -398,6 +410,7 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
 }
 
 void lower_wmma(FunctionLowering& lowering, const Instruction& instruction) {
+  if (reports_unlowered_form(lowering, instruction)) return;
   if (has_word(instruction, "mma")) lower_wmma_mma(lowering, instruction);
   else if (has_word(instruction, "load") || has_word(instruction, "store")) lower_wmma_access(lowering, instruction, has_word(instruction, "load"));
   else lowering.error(instruction.location, "wmma needs .load, .store or .mma");
