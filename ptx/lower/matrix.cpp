@@ -75,10 +75,24 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
         return MmaForm{16, 8, k, input, accumulator, {a_32bit, k / 2}, {b_32bit, k / 4}, 4};
   }
   if (byte && (is_byte(input) ? accumulator == Element::s32 : float_accumulator)) {
-    if (shape == "m8n8k16" && is_byte(input)) return MmaForm{8, 8, 16, input, accumulator, {a_m8n8, 4}, {b_m8n8, 4}, 2};
+    if (shape == "m8n8k16" && is_byte(input)) return MmaForm{8, 8, 16, input, accumulator, {a_m8n8<4>, 4}, {b_m8n8<4>, 4}, 2};
     if (shape == "m16n8k16" || shape == "m16n8k32") {
       uint32_t k = shape == "m16n8k16" ? 16 : 32;
-      return MmaForm{16, 8, k, input, accumulator, {a_8bit, k / 2}, {b_8bit, k / 4}, 4};
+      return MmaForm{16, 8, k, input, accumulator, {a_packed<4>, k / 2}, {b_packed<4>, k / 4}, 4};
+    }
+  }
+  if ((input == Element::s4 || input == Element::u4) && accumulator == Element::s32) {
+    if (shape == "m8n8k32") return MmaForm{8, 8, 32, input, accumulator, {a_m8n8<8>, 8}, {b_m8n8<8>, 8}, 2};
+    if (shape == "m16n8k32" || shape == "m16n8k64") {
+      uint32_t k = shape == "m16n8k32" ? 32 : 64;
+      return MmaForm{16, 8, k, input, accumulator, {a_packed<8>, k / 2}, {b_packed<8>, k / 4}, 4};
+    }
+  }
+  if (input == Element::b1 && accumulator == Element::s32) {
+    if (shape == "m8n8k128") return MmaForm{8, 8, 128, input, accumulator, {a_m8n8<32>, 32}, {b_m8n8<32>, 32}, 2};
+    if (shape == "m16n8k128" || shape == "m16n8k256") {
+      uint32_t k = shape == "m16n8k128" ? 128 : 256;
+      return MmaForm{16, 8, k, input, accumulator, {a_packed<32>, k / 2}, {b_packed<32>, k / 4}, 4};
     }
   }
   return std::nullopt;
@@ -129,20 +143,13 @@ Value* call_dot_between(FunctionLowering& lowering, DotForm dot, Value* a, Value
   return d;
 }
 
-// The forms no target lowers yet, which parse and check: mma.sp's sparse A, and the sub-byte
-// integer (.s4/.u4) and single-bit (.b1) inputs of mma and wmma. Reported once, at the statement.
-bool reports_unlowered_form(FunctionLowering& lowering, const Instruction& instruction) {
-  std::optional<std::string> form;
-  if (has_word(instruction, "sp") || has_word(instruction, "sp::ordered_metadata")) form = "'" + instruction.opcode + ".sp'";
-  for (std::string_view type : {"s4", "u4", "b1"})
-    if (has_word(instruction, type)) form = instruction.opcode + " with ." + std::string(type) + " inputs";
-  if (form) lowering.error(instruction.location, *form + " is not supported yet");
-  return form.has_value();
-}
-
-// mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c.
+// mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c; the
+// sparse mma.sp, which parses and checks, is not lowered yet.
 void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
-  if (reports_unlowered_form(lowering, instruction)) return;
+  if (has_word(instruction, "sp") || has_word(instruction, "sp::ordered_metadata")) {
+    lowering.error(instruction.location, "'mma.sp' is not supported yet");
+    return;
+  }
   auto& builder = lowering.builder();
   const auto& words = instruction.qualifiers.other;
   const auto& operands = instruction.operands;
@@ -153,7 +160,8 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   std::vector<Element> types;
   for (const Modifier& modifier : instruction.modifiers)
     if (std::optional<Element> element = element_named(modifier.word)) types.push_back(*element);
-  bool mixable = types.size() == 4 && ((is_byte(types[1]) && is_byte(types[2])) || (is_eight_bit_float(types[1]) && is_eight_bit_float(types[2])));
+  bool mixable = types.size() == 4 && ((is_integer(types[1]) && is_integer(types[2]) && element_bits(types[1]) == element_bits(types[2])) ||
+                                        (is_eight_bit_float(types[1]) && is_eight_bit_float(types[2])));
   if (operands.size() != 4 || types.size() != 4 || (types[1] != types[2] && !mixable)) {
     lowering.error(instruction.location, "mma needs d, a, b and c and the four types .dtype.atype.btype.ctype");
     return;
@@ -170,6 +178,10 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
     if (modifier.word == "row" || modifier.word == "col") layouts.push_back(modifier.word);
   if (layouts.size() != 2) {
     lowering.error(instruction.location, "mma needs .alayout and .blayout: .row or .col each");
+    return;
+  }
+  if (types[1] == Element::b1 && !(has_word(instruction, "popc") && (has_word(instruction, "and") || has_word(instruction, "xor")))) {
+    lowering.error(instruction.location, "mma with .b1 inputs needs .and.popc or .xor.popc");
     return;
   }
   std::optional<MmaForm> form = find_form(shape, types[1], d_type, layouts[0] == "row", layouts[1] == "col");
@@ -210,7 +222,8 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   Value* d_registers = lowering.call_helper(form_name(instruction), registers_type, c_registers, [&](llvm::Function& helper) {
     std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
     auto [first_row, first_column] = first_position(lowering, d_layout, lane_id(lowering));
-    DotForm dot{types[1], types[2], form->accumulator, form->k, form->b_columns(), form->k, has_word(instruction, "satfinite")};
+    DotForm dot{types[1], types[2], form->accumulator, form->k, form->b_columns(), form->k, has_word(instruction, "satfinite"),
+                has_word(instruction, "xor")};
     std::vector<Value*> results;
     for (uint32_t index = 0; index < form->accumulators; ++index) {
       Value* row = builder.CreateAdd(first_row, builder.getInt32(d_layout(0, index).row));
@@ -260,11 +273,11 @@ struct WmmaShape {
 std::optional<WmmaShape> wmma_shape(FunctionLowering& lowering, const Instruction& instruction) {
   static constexpr std::pair<std::string_view, WmmaShape> shapes[] = {
       {"m16n16k16", {16, 16, 16}}, {"m32n8k16", {32, 8, 16}}, {"m8n32k16", {8, 32, 16}},
-      {"m16n16k8", {16, 16, 8}},   {"m8n8k4", {8, 8, 4}},
+      {"m16n16k8", {16, 16, 8}},   {"m8n8k4", {8, 8, 4}},     {"m8n8k32", {8, 8, 32}}, {"m8n8k128", {8, 8, 128}},
   };
   for (const auto& [name, shape] : shapes)
     if (has_word(instruction, name)) return shape;
-  lowering.error(instruction.location, "wmma needs a shape: .m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8 or .m8n8k4");
+  lowering.error(instruction.location, "wmma needs a shape: .m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4, .m8n8k32 or .m8n8k128");
   return std::nullopt;
 }
 
@@ -333,16 +346,28 @@ void lower_wmma_access(FunctionLowering& lowering, const Instruction& instructio
   Value* stride = operands.size() == 3 ? lowering.read(operands[2], ScalarType::u32)
                                        : builder.getInt32(row_major ? matrix.columns : matrix.rows);
   uint32_t bits = element_bits(matrix.element);
+  if (!load && bits < 8) {
+    lowering.error(instruction.location, "wmma.store stores .s32, .f32, .f16 or .f64 elements");
+    return;
+  }
   std::vector<Value*> stored = load ? std::vector<Value*>{} : read_fragment(lowering, *registers, matrix);
   std::vector<Value*> loaded;
   for (uint32_t index = 0; index < matrix.per_lane(); ++index) {
     auto [row, column] = element_position(lowering, matrix, index);
     Value* offset = row_major ? builder.CreateAdd(builder.CreateMul(row, stride), column)
                               : builder.CreateAdd(builder.CreateMul(column, stride), row);
-    Value* bytes = builder.CreateMul(builder.CreateZExt(offset, builder.getInt64Ty()), builder.getInt64(bits / 8));
-    Value* pointer = builder.CreateGEP(builder.getInt8Ty(), base, bytes);
-    if (load) loaded.push_back(builder.CreateAlignedLoad(builder.getIntNTy(bits), pointer, llvm::Align(bits / 8)));
-    else builder.CreateAlignedStore(stored[index], pointer, llvm::Align(bits / 8));
+    // Sub-byte elements (.s4, .u4, .b1) pack into bytes from the lowest bits.
+    Value* bit_offset = builder.CreateMul(builder.CreateZExt(offset, builder.getInt64Ty()), builder.getInt64(bits));
+    Value* pointer = builder.CreateGEP(builder.getInt8Ty(), base, builder.CreateLShr(bit_offset, 3));
+    if (!load) {
+      builder.CreateAlignedStore(stored[index], pointer, llvm::Align(bits / 8));
+    } else if (bits < 8) {
+      Value* byte = builder.CreateLoad(builder.getInt8Ty(), pointer);
+      Value* shift = builder.CreateTrunc(builder.CreateAnd(bit_offset, 7), builder.getInt8Ty());
+      loaded.push_back(builder.CreateTrunc(builder.CreateLShr(byte, shift), builder.getIntNTy(bits)));
+    } else {
+      loaded.push_back(builder.CreateAlignedLoad(builder.getIntNTy(bits), pointer, llvm::Align(bits / 8)));
+    }
   }
   if (load) write_fragment(lowering, *registers, matrix, loaded);
 }
@@ -370,6 +395,9 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
                (input == Element::bf16 && types[0] == Element::f32 && shape->k == 16) ||
                (input == Element::tf32 && types[0] == Element::f32 && shape->k == 8) ||
                (is_byte(input) && is_byte(types[2]) && types[0] == Element::s32 && shape->k == 16) ||
+               ((input == Element::s4 || input == Element::u4) && types[0] == Element::s32 && shape->k == 32) ||
+               (input == Element::b1 && types[0] == Element::s32 && shape->k == 128 && has_word(instruction, "popc") &&
+                (has_word(instruction, "and") || has_word(instruction, "xor"))) ||
                (input == Element::f64 && types[0] == Element::f64 && shape->k == 4);
   if (!known || (types[1] != types[2] && !is_byte(input))) {
     lowering.error(instruction.location, "wmma.mma with these shape and types is not supported yet");
@@ -399,7 +427,8 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
   std::vector<Value*> c = read_fragment(lowering, *c_registers, c_matrix);
   // The H200 computes .tf32 m16n16k8 as two steps of k = 4, the first's sum truncated to .f32 as
   // an mma.sync's would be (fitted to the conformance recordings).
-  DotForm dot{types[1], types[2], types[0], shape->k, shape->n, input == Element::tf32 ? 4 : shape->k, has_word(instruction, "satfinite")};
+  DotForm dot{types[1], types[2], types[0], shape->k, shape->n, input == Element::tf32 ? 4 : shape->k, has_word(instruction, "satfinite"),
+              has_word(instruction, "xor")};
   std::vector<Value*> results;
   for (uint32_t index = 0; index < c_matrix.per_lane(); ++index) {
     auto [row, column] = element_position(lowering, c_matrix, index);
@@ -410,7 +439,6 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
 }
 
 void lower_wmma(FunctionLowering& lowering, const Instruction& instruction) {
-  if (reports_unlowered_form(lowering, instruction)) return;
   if (has_word(instruction, "mma")) lower_wmma_mma(lowering, instruction);
   else if (has_word(instruction, "load") || has_word(instruction, "store")) lower_wmma_access(lowering, instruction, has_word(instruction, "load"));
   else lowering.error(instruction.location, "wmma needs .load, .store or .mma");

@@ -19,7 +19,8 @@ namespace {
 
 constexpr std::pair<std::string_view, Element> element_names[] = {
     {"f16", Element::f16}, {"bf16", Element::bf16}, {"tf32", Element::tf32}, {"f64", Element::f64},
-    {"s8", Element::s8},   {"u8", Element::u8},     {"e4m3", Element::e4m3}, {"e5m2", Element::e5m2},
+    {"s8", Element::s8},   {"u8", Element::u8},     {"s4", Element::s4},     {"u4", Element::u4},
+    {"b1", Element::b1},   {"e4m3", Element::e4m3}, {"e5m2", Element::e5m2},
     {"f32", Element::f32}, {"s32", Element::s32},
 };
 
@@ -437,7 +438,7 @@ Value* double_dot(llvm::IRBuilder<>& builder, std::span<Value* const> a, std::sp
 
 }  // namespace
 
-// .s8/.u8 with .s32 accumulators: exact, wrapping modulo 2^32 or, with .satfinite, clamped.
+// .s8/.u8 and .s4/.u4 with .s32 accumulators: exact, wrapping modulo 2^32 or, with .satfinite, clamped.
 Value* integer_dot(llvm::IRBuilder<>& builder, std::span<Value* const> a, std::span<Value* const> b, Value* c,
                    bool a_signed, bool b_signed, bool saturate) {
   Value* sum = builder.CreateSExt(c, builder.getInt64Ty());
@@ -455,27 +456,42 @@ Value* integer_dot(llvm::IRBuilder<>& builder, std::span<Value* const> a, std::s
 
 namespace {
 
+// Whether a form's sum is the tensor cores' floating-point one (tensor_core_dot), not .f64's
+// chain of fused multiply-adds or an exact integer or bit count.
+bool is_tensor_core_float(Element element) { return element != Element::f64 && !is_integer(element) && element != Element::b1; }
+
+// .b1: C plus the count of the k positions where A's bit and B's bit (exclusive_bits: differ)
+// are set, wrapping modulo 2^32 as the .s32 accumulator does.
+Value* bit_dot(llvm::IRBuilder<>& builder, std::span<Value* const> a, std::span<Value* const> b, Value* c, bool exclusive_bits) {
+  Value* sum = c;
+  for (size_t index = 0; index < a.size(); ++index) {
+    Value* bit = exclusive_bits ? builder.CreateXor(a[index], b[index]) : builder.CreateAnd(a[index], b[index]);
+    sum = builder.CreateAdd(sum, builder.CreateZExt(bit, builder.getInt32Ty()));
+  }
+  return sum;
+}
+
 // A sum of all k terms at once takes k as an argument, so that the shapes of one type share a
 // function (mma.sync's m16n8k8 and m16n8k16, say): each function took about 4 ms of CPU to
 // optimise and compile, and tests/cuda/mma_numerics.cu's module, with three types in two
 // shapes each, compiled in 111-119 ms instead of 121-131 (`perf stat -r 5 xcuda compile
 // --target host -j 1 --whole-warp-blocks`, three alternations), at the same speed (m16n8k16
 // .f16 and m16n8k4 .tf32 mma.sync loops). The other forms are written out for their k.
-bool sums_any_k(const DotForm& form) { return form.step == form.k && !is_byte(form.a_type) && form.a_type != Element::f64; }
+bool sums_any_k(const DotForm& form) { return form.step == form.k && is_tensor_core_float(form.a_type); }
 
 void define_dot(llvm::Function& dot, const DotForm& form) {
   llvm::IRBuilder<> builder(llvm::BasicBlock::Create(dot.getContext(), "entry", &dot));
   llvm::Type* element = builder.getIntNTy(element_bits(form.a_type));
   Value* sum = dot.getArg(2);
-  if (form.a_type == Element::f64 || is_byte(form.a_type)) {
+  if (!is_tensor_core_float(form.a_type)) {
     std::vector<Value*> a, b;
     for (uint32_t term = 0; term < form.k; ++term) {
       a.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot.getArg(0), term)));
       b.push_back(builder.CreateLoad(element, builder.CreateConstGEP1_32(element, dot.getArg(1), term * form.b_stride)));
     }
-    sum = form.a_type == Element::f64
-              ? double_dot(builder, a, b, sum)
-              : integer_dot(builder, a, b, sum, form.a_type == Element::s8, form.b_type == Element::s8, form.saturate);
+    if (form.a_type == Element::f64) sum = double_dot(builder, a, b, sum);
+    else if (form.a_type == Element::b1) sum = bit_dot(builder, a, b, sum, form.exclusive_bits);
+    else sum = integer_dot(builder, a, b, sum, is_signed(form.a_type), is_signed(form.b_type), form.saturate);
   } else if (sums_any_k(form)) {
     sum = tensor_core_dot(builder, DotTerms{dot.getArg(0), dot.getArg(1), form.b_stride}, dot.getArg(3), sum, form.a_type,
                           form.b_type, form.accumulator, Adder::mma_sync);
@@ -495,7 +511,8 @@ std::string dot_function_name(const DotForm& form, unsigned address_space) {
   std::string name = "xcuda.tensor_core.dot." + std::string(name_of(form.a_type)) + "." + std::string(name_of(form.b_type)) + "." +
                      std::string(name_of(form.accumulator)) +
                      (sums_any_k(form) ? "" : ".k" + std::to_string(form.k) + ".by" + std::to_string(form.step)) + ".stride" +
-                     std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "");
+                     std::to_string(form.b_stride) + (form.saturate ? ".satfinite" : "") +
+                     (form.a_type == Element::b1 ? (form.exclusive_bits ? ".xor" : ".and") : "");
   for (int operand = 0; operand < 2; ++operand) name += ".p" + std::to_string(address_space);
   return name;
 }

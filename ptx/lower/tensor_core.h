@@ -41,16 +41,26 @@ inline Position a_32bit(uint32_t lane, uint32_t index) {
   return {group_of(lane) + 8 * (index & 1), thread_in_group(lane) + 4 * (index >> 1)};
 }
 inline Position b_32bit(uint32_t lane, uint32_t index) { return {thread_in_group(lane) + 4 * index, group_of(lane)}; }
-// .s8/.u8: four along a row, rows g and g+8, then columns +16.
-inline Position a_8bit(uint32_t lane, uint32_t index) {
-  return {group_of(lane) + 8 * ((index >> 2) & 1), 4 * thread_in_group(lane) + (index & 3) + 16 * (index >> 3)};
+// Integer inputs, `per_register` to a register (.s8/.u8: 4, .s4/.u4: 8, .b1: 32): runs of
+// per_register along a row, rows g and g+8, then columns + 4·per_register.
+template <uint32_t per_register>
+Position a_packed(uint32_t lane, uint32_t index) {
+  return {group_of(lane) + 8 * ((index / per_register) & 1),
+          per_register * thread_in_group(lane) + index % per_register + 4 * per_register * (index / (2 * per_register))};
 }
-inline Position b_8bit(uint32_t lane, uint32_t index) {
-  return {4 * thread_in_group(lane) + (index & 3) + 16 * (index >> 2), group_of(lane)};
+template <uint32_t per_register>
+Position b_packed(uint32_t lane, uint32_t index) {
+  return {per_register * thread_in_group(lane) + index % per_register + 4 * per_register * (index / per_register), group_of(lane)};
 }
-// m8n8k4 .f64 and m8n8k16 .s8/.u8.
-inline Position a_m8n8(uint32_t lane, uint32_t index) { return {group_of(lane), 4 * thread_in_group(lane) + index}; }
-inline Position b_m8n8(uint32_t lane, uint32_t index) { return {4 * thread_in_group(lane) + index, group_of(lane)}; }
+// The m8n8 integer shapes (k = 4·per_register): one register of A and one of B.
+template <uint32_t per_register>
+Position a_m8n8(uint32_t lane, uint32_t index) {
+  return {group_of(lane), per_register * thread_in_group(lane) + index};
+}
+template <uint32_t per_register>
+Position b_m8n8(uint32_t lane, uint32_t index) {
+  return {per_register * thread_in_group(lane) + index, group_of(lane)};
+}
 inline Position a_m8n8k4_f64(uint32_t lane, uint32_t) { return {group_of(lane), thread_in_group(lane)}; }
 inline Position b_m8n8k4_f64(uint32_t lane, uint32_t) { return {thread_in_group(lane), group_of(lane)}; }
 // mma.sync's C and D but m8n8k4 .f16's: pairs along a row, rows g and g+8.
@@ -70,15 +80,20 @@ inline Position c_quad_pair_f32(uint32_t lane, uint32_t index) {
   return {quad_pair_base(lane) + (lane & 1) + (index & 2), (index & 4) + (lane & 2) + (index & 1)};
 }
 
-enum class Element { f16, bf16, tf32, f64, s8, u8, e4m3, e5m2, f32, s32 };
+enum class Element { f16, bf16, tf32, f64, s8, u8, s4, u4, b1, e4m3, e5m2, f32, s32 };
 
 inline bool is_byte(Element element) { return element == Element::s8 || element == Element::u8; }
+// The integer inputs whose products a tensor core sums exactly; .b1 sums bits instead.
+inline bool is_integer(Element element) { return is_byte(element) || element == Element::s4 || element == Element::u4; }
+inline bool is_signed(Element element) { return element == Element::s8 || element == Element::s4; }
 inline bool is_eight_bit_float(Element element) { return element == Element::e4m3 || element == Element::e5m2; }
 
 inline uint32_t element_bits(Element element) {
   switch (element) {
     case Element::f16: case Element::bf16: return 16;
     case Element::s8: case Element::u8: case Element::e4m3: case Element::e5m2: return 8;
+    case Element::s4: case Element::u4: return 4;
+    case Element::b1: return 1;
     case Element::f64: return 64;
     default: return 32;
   }
@@ -149,7 +164,9 @@ struct DotForm {
   Element a_type, b_type, accumulator;
   uint32_t k, b_stride;
   uint32_t step;  // the terms a tensor core sums at once: k, but 4 for wmma's .tf32
-  bool saturate;  // .satfinite, for .s8/.u8
+  bool saturate;  // .satfinite, for .s8/.u8 and .s4/.u4
+  // .b1: D = C + Σ popc(A xor B) with .xor.popc, Σ popc(A and B) with .and.popc.
+  bool exclusive_bits = false;
 };
 // The module's function for `form`, (A's row, B's column, C, k) -> D, with the per-thread
 // matrices in `address_space`, written on first use (the host target drops the body of those its

@@ -192,7 +192,7 @@ void lower_mma_async(FunctionLowering& lowering, const Instruction& instruction)
       lowering.error(operands[1].location, "wgmma.mma_async's A in registers takes four registers");
       return;
     }
-    Layout layout = input_bits == 16 ? a_16bit : input_bits == 32 ? a_32bit : a_8bit;
+    Layout layout = input_bits == 16 ? a_16bit : input_bits == 32 ? a_32bit : a_packed<4>;
     a_fragment = gather(lowering, Fragment{a_registers, input_bits, layout, warp_rows, form->k});
   }
   std::optional<Descriptor> a_descriptor;

@@ -135,8 +135,8 @@ TEST(PtxChecker, ChecksEightBitMatrixAccesses) {
         << form;
 }
 
-// mma.sp and the sub-byte and single-bit mma and wmma forms, which ptxas takes, parse and check;
-// each is reported at its statement as not lowered yet.
+// mma.sp, which ptxas takes, parses and checks, and is reported at its statement as not lowered
+// yet; a .b1 mma without its operation is reported as ptxas reports it.
 TEST(PtxChecker, ReportsUnloweredMatrixForms) {
   const std::pair<std::string, std::string> forms[] = {
       {"mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r1}, "
@@ -145,14 +145,8 @@ TEST(PtxChecker, ReportsUnloweredMatrixForms) {
       {"mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r3, %r4}, "
        "{%f1, %f2, %f3, %f4}, %r2, 0x0;",
        "k.ptx:13:2: 'mma.sp' is not supported yet"},
-      {"mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r1, %r2}, {%r3}, {%r4}, {%r5, %r6};",
-       "k.ptx:13:2: mma with .s4 inputs is not supported yet"},
-      {"mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r1, %r2}, "
-       "{%r1, %r2, %r3, %r4};",
-       "k.ptx:13:2: mma with .b1 inputs is not supported yet"},
-      {"wmma.load.a.sync.aligned.row.m8n8k32.global.u4 {%r1}, [%rd1];", "k.ptx:13:2: wmma with .u4 inputs is not supported yet"},
-      {"wmma.mma.xor.popc.sync.aligned.row.col.m8n8k128.s32.b1.b1.s32 {%r1, %r2}, {%r3}, {%r4}, {%r5, %r6};",
-       "k.ptx:13:2: wmma with .b1 inputs is not supported yet"},
+      {"mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32 {%r1, %r2}, {%r3}, {%r4}, {%r5, %r6};",
+       "k.ptx:13:2: mma with .b1 inputs needs .and.popc or .xor.popc"},
   };
   for (const auto& [form, problem] : forms)
     EXPECT_EQ(check_body("\t.reg .f32 %f<5>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\t" + form + "\n\tret;"), Lines{problem})
