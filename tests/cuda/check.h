@@ -97,3 +97,36 @@ inline uint32_t fnv1a(uint32_t hash, uint32_t word) {
   for (int byte = 0; byte < 4; ++byte) hash = (hash ^ ((word >> (8 * byte)) & 0xFF)) * 16777619u;
   return hash;
 }
+
+// A 32-bit integer hash (an avalanche of xor-shifts and multiplies): programs make their random
+// inputs on the device from it, so that any implementation running them sees the same.
+__host__ __device__ inline uint32_t mix_bits(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352d;
+  x ^= x >> 15;
+  x *= 0x846ca68b;
+  x ^= x >> 16;
+  return x;
+}
+
+// The device's results of `forms` forms, `per_form` words each: written to `record_file` when
+// one is named (on an NVIDIA GPU, the program records), then each form's FNV-1a hash printed and
+// compared with `expected`, whose source `whose` names; each difference counts in `failures`.
+inline void compare_form_hashes(const uint32_t* device_results, size_t per_form, int forms, const char* const names[],
+                                const uint32_t expected[], const char* whose, const char* record_file) {
+  const size_t words = per_form * forms;
+  uint32_t* host = static_cast<uint32_t*>(std::malloc(words * 4));
+  if (host == nullptr) FAIL("out of memory for %zu results", words);
+  CHECK(cudaMemcpy(host, device_results, words * 4, cudaMemcpyDeviceToHost));
+  if (record_file != nullptr) {
+    FILE* file = std::fopen(record_file, "wb");
+    if (file == nullptr || std::fwrite(host, 4, words, file) != words || std::fclose(file) != 0) FAIL("cannot write %s", record_file);
+  }
+  for (int form = 0; form < forms; ++form) {
+    uint32_t hash = kFnvStart;
+    for (size_t index = form * per_form; index < (form + 1) * per_form; ++index) hash = fnv1a(hash, host[index]);
+    std::printf("%-36s %08x%s%s\n", names[form], hash, hash == expected[form] ? "" : "  differs from the ", hash == expected[form] ? "" : whose);
+    if (hash != expected[form]) ++failures;
+  }
+  std::free(host);
+}
