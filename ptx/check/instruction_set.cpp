@@ -142,8 +142,9 @@ constexpr InstructionSignature instruction_set[] = {
     {"vmax4", type_group | saturate_group, "tttt", "add"},
     {"vset4", type_group | comparison_group, "tttt", "add"},
     // synchronisation and atomics
-    {"bar", type_group | barrier_group, "?***", ""},
-    {"barrier", type_group | barrier_group, "?***", "cluster wait release acquire relaxed"},
+    // bar.red d, a{, b}, {!}c takes four; the lowering checks each form's count.
+    {"bar", type_group | barrier_group, "?****", ""},
+    {"barrier", type_group | barrier_group, "?****", "cluster wait release acquire relaxed"},
     {"membar", ordering_group, "", "gl proxy alias"},
     {"fence", ordering_group | space_group, "?a*",
      "proxy alias async mbarrier_init tensormap::generic async::generic sync_restrict::shared::cta "
