@@ -725,6 +725,8 @@ class Parser {
         result.elements.push_back(operand(depth + 1));
       } while (accept_punctuation(','));
       expect_punctuation(closing);
+      // `{d0, d1, d2, d3}|p`: tex and tld4 may say whether the texel was resident.
+      if (closing == '}' && peek().is_punctuation('|')) return pair_after(std::move(result));
       return result;
     }
     bool negative = accept_punctuation('-');

@@ -153,6 +153,14 @@ TEST(PtxChecker, ReportsUnloweredMatrixForms) {
         << form;
 }
 
+// tex and tld4 may name a predicate after their vector of results ({d}|p, whether the texel was
+// resident): it parses, and the lowering reports what it does not take yet at the statement.
+TEST(PtxChecker, ParsesVectorResultsWithAPredicate) {
+  EXPECT_EQ(check_body("\t.reg .pred %p<2>;\n\t.reg .f32 %f<8>;\n\t.reg .b64 %rd<4>;\n"
+                       "\ttex.2d.v4.f32.f32 {%f0, %f1, %f2, %f3}|%p1, [%rd1, {%f4, %f5}];\n\tret;"),
+            Lines{"k.ptx:13:2: expected {d0, d1, d2, d3}, [object, {…}] (gradients and a predicate result are not supported yet)"});
+}
+
 TEST(PtxChecker, RejectsRegistersOfTheWrongType) {
   EXPECT_EQ(check_body("\t.reg .b64 %rd<3>;\n\t.reg .f32 %f<2>;\n\t.reg .pred %p<2>;\n"
                        "\tadd.s32 %rd1, %rd1, 1;\n\tadd.f32 %f1, %rd1, %f1;\n\tadd.u64 %rd1, %f1, %rd2;\n\t@%rd1 ret;"),
