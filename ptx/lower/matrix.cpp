@@ -69,7 +69,7 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
     return MmaForm{16, 8, k, input, accumulator, {a_32bit, k / 2}, {b_32bit, k / 4}, 4};
   }
   if (input == Element::f64 && accumulator == Element::f64) {
-    if (shape == "m8n8k4") return MmaForm{8, 8, 4, input, accumulator, {a_m8n8k4_f64, 1}, {b_m8n8k4_f64, 1}, 2};
+    if (shape == "m8n8k4") return MmaForm{8, 8, 4, input, accumulator, {a_m8n8<1>, 1}, {b_m8n8<1>, 1}, 2};
     for (uint32_t k : {4u, 8u, 16u})
       if (shape == "m16n8k" + std::to_string(k))
         return MmaForm{16, 8, k, input, accumulator, {a_32bit, k / 2}, {b_32bit, k / 4}, 4};
@@ -128,6 +128,11 @@ struct RegisterPacking {
   uint32_t bits, register_bits, per_register;
 };
 
+// .b1 inputs count bits: .popc, with .and or .xor to say which.
+bool counts_bits(const Instruction& instruction) {
+  return has_word(instruction, "popc") && (has_word(instruction, "and") || has_word(instruction, "xor"));
+}
+
 // call_dot, where C may be of another type than D (.f16 A and B: .f16 and .f32). An H100 then
 // sums as into an .f32 D: an .f16 C widened, exactly, and an .f16 D rounded to nearest from the
 // .f32 sum (recorded: tests/cuda/half_accumulators.cu).
@@ -180,7 +185,7 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
     lowering.error(instruction.location, "mma needs .alayout and .blayout: .row or .col each");
     return;
   }
-  if (types[1] == Element::b1 && !(has_word(instruction, "popc") && (has_word(instruction, "and") || has_word(instruction, "xor")))) {
+  if (types[1] == Element::b1 && !counts_bits(instruction)) {
     lowering.error(instruction.location, "mma with .b1 inputs needs .and.popc or .xor.popc");
     return;
   }
@@ -396,8 +401,7 @@ void lower_wmma_mma(FunctionLowering& lowering, const Instruction& instruction) 
                (input == Element::tf32 && types[0] == Element::f32 && shape->k == 8) ||
                (is_byte(input) && is_byte(types[2]) && types[0] == Element::s32 && shape->k == 16) ||
                ((input == Element::s4 || input == Element::u4) && types[0] == Element::s32 && shape->k == 32) ||
-               (input == Element::b1 && types[0] == Element::s32 && shape->k == 128 && has_word(instruction, "popc") &&
-                (has_word(instruction, "and") || has_word(instruction, "xor"))) ||
+               (input == Element::b1 && types[0] == Element::s32 && shape->k == 128 && counts_bits(instruction)) ||
                (input == Element::f64 && types[0] == Element::f64 && shape->k == 4);
   if (!known || (types[1] != types[2] && !is_byte(input))) {
     lowering.error(instruction.location, "wmma.mma with these shape and types is not supported yet");

@@ -52,7 +52,8 @@ template <uint32_t per_register>
 Position b_packed(uint32_t lane, uint32_t index) {
   return {per_register * thread_in_group(lane) + index % per_register + 4 * per_register * (index / per_register), group_of(lane)};
 }
-// The m8n8 integer shapes (k = 4·per_register): one register of A and one of B.
+// The m8n8 shapes (k = 4·per_register): one register of A and one of B; .f64 m8n8k4 takes one
+// element in each.
 template <uint32_t per_register>
 Position a_m8n8(uint32_t lane, uint32_t index) {
   return {group_of(lane), per_register * thread_in_group(lane) + index};
@@ -61,8 +62,6 @@ template <uint32_t per_register>
 Position b_m8n8(uint32_t lane, uint32_t index) {
   return {per_register * thread_in_group(lane) + index, group_of(lane)};
 }
-inline Position a_m8n8k4_f64(uint32_t lane, uint32_t) { return {group_of(lane), thread_in_group(lane)}; }
-inline Position b_m8n8k4_f64(uint32_t lane, uint32_t) { return {thread_in_group(lane), group_of(lane)}; }
 // mma.sync's C and D but m8n8k4 .f16's: pairs along a row, rows g and g+8.
 inline Position c_pairs(uint32_t lane, uint32_t index) {
   return {group_of(lane) + 8 * (index >> 1), 2 * thread_in_group(lane) + (index & 1)};
