@@ -441,44 +441,54 @@ Value* both_nan_result(FunctionLowering& lowering, Value* a, Value* b) {
 
 // PTX min/max: a NaN operand yields the other one (both NaN: the canonical NaN), -0 is below +0;
 // .NaN makes any NaN operand win; .xorsign.abs compares magnitudes and gives the result the
-// exclusive or of the operands' signs. Comparisons run on widened copies of 16-bit floats, the
-// result is one of the operands' own bit patterns.
+// exclusive or of the operands' signs. Comparisons run on widened copies of 16-bit floats, and the
+// result is chosen among bit patterns: a choice between .bf16 values makes x86's code generator
+// round through f32 with __truncsfbf2, which processors without AVX-512 BF16 take from a
+// library the loader does not have (max.bf16 failed to load on such a machine).
 Value* float_min_max(FunctionLowering& lowering, const Instruction& instruction, Value* a, Value* b, bool maximum) {
   ScalarType type = type_of_instruction(instruction);
   auto& builder = lowering.builder();
-  llvm::Type* integer = shaped_integer(a->getType());
+  llvm::Type* float_type = a->getType();
+  llvm::Type* integer = shaped_integer(float_type);
   Value* sign = llvm::ConstantInt::get(integer, llvm::APInt::getSignMask(integer->getScalarSizeInBits()));
   bool xorsign = has_word(instruction, "xorsign");
-  Value* result_sign = builder.CreateAnd(builder.CreateXor(builder.CreateBitCast(a, integer), builder.CreateBitCast(b, integer)), sign);
+  Value* a_bits = builder.CreateBitCast(a, integer);
+  Value* b_bits = builder.CreateBitCast(b, integer);
+  Value* result_sign = builder.CreateAnd(builder.CreateXor(a_bits, b_bits), sign);
   if (xorsign) {
-    a = builder.CreateBitCast(builder.CreateAnd(builder.CreateBitCast(a, integer), builder.CreateNot(sign)), a->getType());
-    b = builder.CreateBitCast(builder.CreateAnd(builder.CreateBitCast(b, integer), builder.CreateNot(sign)), b->getType());
+    a_bits = builder.CreateAnd(a_bits, builder.CreateNot(sign));
+    b_bits = builder.CreateAnd(b_bits, builder.CreateNot(sign));
   }
-  Value* a_compared = is_half_type(type) ? widen_half(lowering, a) : a;
-  Value* b_compared = is_half_type(type) ? widen_half(lowering, b) : b;
-  Value* a_negative = builder.CreateICmpSLT(builder.CreateBitCast(a, integer), llvm::Constant::getNullValue(integer));
+  auto compared = [&](Value* bits) {
+    Value* value = builder.CreateBitCast(bits, float_type);
+    return is_half_type(type) ? widen_half(lowering, value) : value;
+  };
+  Value* a_compared = compared(a_bits);
+  Value* b_compared = compared(b_bits);
+  Value* a_negative = builder.CreateICmpSLT(a_bits, llvm::Constant::getNullValue(integer));
   Value* equal = builder.CreateFCmpOEQ(a_compared, b_compared);
   Value* a_wins = maximum ? builder.CreateOr(builder.CreateFCmpOGT(a_compared, b_compared), builder.CreateAnd(equal, builder.CreateNot(a_negative)))
                           : builder.CreateOr(builder.CreateFCmpOLT(a_compared, b_compared), builder.CreateAnd(equal, a_negative));
-  Value* result = builder.CreateSelect(a_wins, a, b);
+  Value* result = builder.CreateSelect(a_wins, a_bits, b_bits);
   Value* a_nan = builder.CreateFCmpUNO(a_compared, a_compared);
   Value* b_nan = builder.CreateFCmpUNO(b_compared, b_compared);
-  Value* nan = canonical_nan(a->getType());
+  Value* nan = builder.CreateBitCast(canonical_nan(float_type), integer);
   Value* any_nan = builder.CreateOr(a_nan, b_nan);
   if (has_word(instruction, "NaN")) {
     result = builder.CreateSelect(any_nan, nan, result);
   } else {
-    result = builder.CreateSelect(b_nan, a, result);
-    result = builder.CreateSelect(a_nan, b, result);
-    result = builder.CreateSelect(builder.CreateAnd(a_nan, b_nan), both_nan_result(lowering, a, b), result);
+    result = builder.CreateSelect(b_nan, a_bits, result);
+    result = builder.CreateSelect(a_nan, b_bits, result);
+    Value* both_nan = builder.CreateBitCast(both_nan_result(lowering, builder.CreateBitCast(a_bits, float_type),
+                                                            builder.CreateBitCast(b_bits, float_type)), integer);
+    result = builder.CreateSelect(builder.CreateAnd(a_nan, b_nan), both_nan, result);
   }
   if (xorsign) {
     // The sign applies whenever the result is a number, even one chosen over a NaN operand.
-    Value* signed_result = builder.CreateBitCast(builder.CreateOr(builder.CreateBitCast(result, integer), result_sign), a->getType());
     Value* result_nan = has_word(instruction, "NaN") ? any_nan : builder.CreateAnd(a_nan, b_nan);
-    result = builder.CreateSelect(result_nan, result, signed_result);
+    result = builder.CreateSelect(result_nan, result, builder.CreateOr(result, result_sign));
   }
-  return result;
+  return builder.CreateBitCast(result, float_type);
 }
 
 // sm_100's min and max of three .f32 values, without .xorsign.abs and .relu, are those of two,
