@@ -144,6 +144,8 @@ class FunctionChecker {
       error(declaration.location, "'" + declaration.name + "' is declared twice in the same scope");
     if (declaration.unsized_array && !(declaration.space == StateSpace::shared && declaration.is_extern))
       error(declaration.location, "only .extern .shared arrays may leave their size out");
+    if (declaration.type == ScalarType::pred && declaration.space != StateSpace::reg)
+      error(declaration.location, "a predicate can only be a register");
   }
 
   // Finds a name in the innermost scope that declares it.
@@ -538,6 +540,8 @@ void ModuleChecker::run() {
       diagnostics_.error(variable.location, "'" + variable.name + "' is declared twice");
     if (variable.unsized_array && !(variable.space == StateSpace::shared && variable.is_extern))
       diagnostics_.error(variable.location, "only .extern .shared arrays may leave their size out");
+    if (variable.type == ScalarType::pred)
+      diagnostics_.error(variable.location, "a predicate can only be a register");
     // A .v4 element takes four initial values.
     uint32_t scalar_bytes = std::max(1u, variable.element_bytes() / variable.vector_width);
     if (!variable.initializer.empty() && variable.initializer.size() > variable.size_in_bytes() / scalar_bytes)

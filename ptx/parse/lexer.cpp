@@ -114,7 +114,7 @@ class Lexer {
       advance();
       return make(TokenKind::string, begin, start);
     }
-    static constexpr std::string_view punctuation = ";,:[]{}()<>+-!|@=*";
+    static constexpr std::string_view punctuation = ";,:[]{}()<>+-!|@=*/&^~?";
     advance();
     if (punctuation.find(c) != std::string_view::npos) return make(TokenKind::punctuation, begin, start);
     return make(TokenKind::invalid, begin, start);

@@ -19,7 +19,7 @@ enum class TokenKind {
   integer,         // 42, 0x2A, 052, 0b101, optionally with a U suffix
   float_literal,   // 0f3F800000, 0d4000000000000000, 1.5, 2e3
   string,          // "nounroll" (the text keeps its quotes)
-  punctuation,     // one of ; , : [ ] { } ( ) < > + - ! | @ = *
+  punctuation,     // one of ; , : [ ] { } ( ) < > + - ! | @ = * / & ^ ~ ?
   invalid,         // a byte no PTX token starts with, or an unterminated string or comment
   end_of_file,
 };

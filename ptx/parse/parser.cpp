@@ -1,5 +1,6 @@
 #include "parse/parser.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdlib>
@@ -163,12 +164,154 @@ class Parser {
     return value;
   }
 
-  uint64_t integer_literal() {
-    bool negative = accept_punctuation('-');
-    if (peek().kind != TokenKind::integer) fail_expected("an integer");
-    uint64_t value = integer_value(next());
-    return negative ? ~value + 1 : value;
+  // ---- constant expressions -----------------------------------------------------------------
+  // The ISA's integer constant expressions: C's operators and precedence over 64 bits, each value
+  // signed (.s64) or unsigned (.u64) by the ISA's rules, every case defined.
+
+  struct Constant {
+    uint64_t bits = 0;
+    bool is_unsigned = false;
+  };
+
+  // Whether the cursor is at an integer expression: unary operators before an integer, WARP_SZ,
+  // or a parenthesis that holds one or a cast (a call's parenthesised list holds names).
+  bool at_integer_expression() const {
+    auto is_one_of = [](const Token& token, std::string_view symbols) {
+      return token.kind == TokenKind::punctuation && symbols.find(token.text[0]) != std::string_view::npos;
+    };
+    size_t ahead = 0;
+    while (is_one_of(peek(ahead), "-+~!")) ++ahead;
+    const Token& first = peek(ahead);
+    if (first.kind == TokenKind::integer || first.is(TokenKind::identifier, "WARP_SZ")) return true;
+    if (!first.is_punctuation('(')) return false;
+    const Token& inside = peek(ahead + 1);
+    return inside.kind == TokenKind::integer || inside.is(TokenKind::dot_word, ".s64") ||
+           inside.is(TokenKind::dot_word, ".u64") || is_one_of(inside, "(-+~!");
   }
+
+  uint64_t integer_expression() { return conditional_expression(0).bits; }
+
+  Constant conditional_expression(int depth) {
+    if (depth > max_nesting) fail(peek().location, "expression nested too deeply");
+    Constant condition = binary_expression(0, depth);
+    if (!accept_punctuation('?')) return condition;
+    Constant chosen = conditional_expression(depth + 1);
+    expect_punctuation(':');
+    Constant other = conditional_expression(depth + 1);
+    if (condition.bits == 0) std::swap(chosen, other);
+    chosen.is_unsigned = chosen.is_unsigned || other.is_unsigned;
+    return chosen;
+  }
+
+  // The binary operator at the cursor, two tokens for << >> <= >= == != && ||, with its
+  // precedence (higher binds tighter); none where the expression ends.
+  struct BinaryOperator {
+    std::string_view text;
+    int precedence = -1;
+  };
+  static constexpr int multiplicative_precedence = 9;
+
+  BinaryOperator binary_operator() const {
+    const Token& first = peek();
+    if (first.kind != TokenKind::punctuation && !first.is(TokenKind::identifier, "%")) return {};
+    const Token& second = peek(1);
+    const bool pair = second.kind == TokenKind::punctuation && glued(first, second);
+    static constexpr std::pair<std::string_view, int> pairs[] = {
+        {"<<", 7}, {">>", 7}, {"<=", 6}, {">=", 6}, {"==", 5}, {"!=", 5}, {"&&", 1}, {"||", 0}};
+    static constexpr std::pair<std::string_view, int> singles[] = {
+        {"*", multiplicative_precedence}, {"/", multiplicative_precedence}, {"%", multiplicative_precedence},
+        {"+", 8}, {"-", 8}, {"<", 6}, {">", 6}, {"&", 4}, {"^", 3}, {"|", 2}};
+    if (pair) {
+      std::string both = std::string(first.text) + std::string(second.text);
+      for (auto [text, precedence] : pairs)
+        if (both == text) return {text, precedence};
+    }
+    for (auto [text, precedence] : singles)
+      if (first.text == text) return {text, precedence};
+    return {};
+  }
+
+  Constant binary_expression(int lowest_precedence, int depth) {
+    Constant left = unary_expression(depth);
+    while (true) {
+      BinaryOperator operation = binary_operator();
+      if (operation.precedence < lowest_precedence) return left;
+      SourceLocation location = peek().location;
+      for (size_t token = 0; token < operation.text.size(); ++token) next();
+      Constant right = binary_expression(operation.precedence + 1, depth + 1);
+      left = apply(operation.text, left, right, location);
+    }
+  }
+
+  Constant unary_expression(int depth) {
+    if (depth > max_nesting) fail(peek().location, "expression nested too deeply");
+    const Token& token = peek();
+    if (accept_punctuation('-') || accept_punctuation('+')) {
+      Constant operand = unary_expression(depth + 1);
+      if (token.text == "-") operand.bits = ~operand.bits + 1;
+      return operand;
+    }
+    if (accept_punctuation('!')) return Constant{unary_expression(depth + 1).bits == 0 ? 1u : 0u, false};
+    if (accept_punctuation('~')) return Constant{~unary_expression(depth + 1).bits, true};
+    if (accept_punctuation('(')) {
+      if (peek().is(TokenKind::dot_word, ".s64") || peek().is(TokenKind::dot_word, ".u64")) {
+        bool is_unsigned = next().text == ".u64";
+        expect_punctuation(')');
+        return Constant{unary_expression(depth + 1).bits, is_unsigned};
+      }
+      Constant inner = conditional_expression(depth + 1);
+      expect_punctuation(')');
+      return inner;
+    }
+    // WARP_SZ is the ISA's name for the warp size, a constant of every target.
+    if (token.is(TokenKind::identifier, "WARP_SZ")) {
+      next();
+      return Constant{32, false};
+    }
+    if (token.kind != TokenKind::integer) fail_expected("an integer");
+    uint64_t bits = integer_value(next());
+    // Signed unless written with U or too large for .s64.
+    return Constant{bits, token.text.back() == 'U' || token.text.back() == 'u' || bits > uint64_t{INT64_MAX}};
+  }
+
+  Constant apply(std::string_view operation, Constant left, Constant right, SourceLocation location) {
+    const bool is_unsigned = left.is_unsigned || right.is_unsigned;
+    auto truth = [](bool value) { return Constant{value ? 1u : 0u, false}; };
+    auto signed_value = [](uint64_t bits) { return static_cast<int64_t>(bits); };
+    if (operation == "+") return Constant{left.bits + right.bits, is_unsigned};
+    if (operation == "-") return Constant{left.bits - right.bits, is_unsigned};
+    if (operation == "*") return Constant{left.bits * right.bits, is_unsigned};
+    if (operation == "/" || operation == "%") {
+      if (right.bits == 0) fail(location, "division by zero in a constant expression");
+      // The remainder is unsigned; a signed quotient of INT64_MIN by -1 wraps.
+      if (operation == "%") return Constant{left.bits % right.bits, true};
+      if (is_unsigned) return Constant{left.bits / right.bits, true};
+      if (signed_value(right.bits) == -1) return Constant{~left.bits + 1, false};
+      return Constant{static_cast<uint64_t>(signed_value(left.bits) / signed_value(right.bits)), false};
+    }
+    if (operation == "<<") return Constant{right.bits >= 64 ? 0 : left.bits << right.bits, left.is_unsigned};
+    if (operation == ">>") {
+      if (left.is_unsigned) return Constant{right.bits >= 64 ? 0 : left.bits >> right.bits, true};
+      return Constant{static_cast<uint64_t>(signed_value(left.bits) >> std::min<uint64_t>(right.bits, 63)), false};
+    }
+    if (operation == "&") return Constant{left.bits & right.bits, is_unsigned};
+    if (operation == "^") return Constant{left.bits ^ right.bits, is_unsigned};
+    if (operation == "|") return Constant{left.bits | right.bits, is_unsigned};
+    if (operation == "&&") return truth(left.bits != 0 && right.bits != 0);
+    if (operation == "||") return truth(left.bits != 0 || right.bits != 0);
+    if (operation == "==") return truth(left.bits == right.bits);
+    if (operation == "!=") return truth(left.bits != right.bits);
+    auto less = [&](Constant a, Constant b) {
+      return is_unsigned ? a.bits < b.bits : signed_value(a.bits) < signed_value(b.bits);
+    };
+    if (operation == "<") return truth(less(left, right));
+    if (operation == ">") return truth(less(right, left));
+    if (operation == "<=") return truth(!less(right, left));
+    return truth(!less(left, right));  // >=
+  }
+
+  // An address's displacement after its '+' or '-': a term of the sum, `8`, `4*2`, `(1<<3)`.
+  int64_t displacement() { return static_cast<int64_t>(binary_expression(multiplicative_precedence, 0).bits); }
 
   uint32_t small_integer(std::string_view what) {
     const Token& token = peek();
@@ -311,7 +454,7 @@ class Parser {
       if (accept_punctuation('=')) {
         if (declaration.space != StateSpace::global && declaration.space != StateSpace::constant)
           fail(peek().location, "only .global and .const variables can have initialisers");
-        initializer(declaration.initializer, 0);
+        initializer(declaration);
       }
       declarations.push_back(std::move(declaration));
     } while (accept_punctuation(','));
@@ -356,6 +499,10 @@ class Parser {
         next();
         declaration.is_managed = true;
         expect_punctuation(')');
+      } else if (word == "texref" || word == "surfref" || word == "samplerref") {
+        // Module-scope references, bound by the driver's texture-reference calls, which CUDA 12
+        // removed; kernels take texture and surface objects instead.
+        fail(token.location, "." + std::string(word) + " variables (texture references) are not supported yet");
       } else {
         fail(token.location, "unexpected " + describe(token) + " in a declaration");
       }
@@ -390,32 +537,74 @@ class Parser {
     }
   }
 
-  void initializer(std::vector<InitialValue>& values, int depth) {
+  // The initial values of `declaration`, in memory order. Braces follow its dimensions and then
+  // a vector's elements; a braced part that lists fewer values than it holds leaves the rest zero,
+  // as in C. An array whose first dimension is left out takes as many elements as are given.
+  void initializer(VariableDeclaration& declaration) {
+    std::vector<uint64_t> extents = declaration.array_dimensions;
+    if (declaration.unsized_array) extents.insert(extents.begin(), 0);
+    if (declaration.vector_width > 1) extents.push_back(declaration.vector_width);
+    initial_values(extents, 0, declaration.initializer, 0);
+    if (!declaration.unsized_array || declaration.is_extern) return;
+    uint64_t element = scalars_per_element(extents, 0);
+    declaration.array_dimensions.insert(declaration.array_dimensions.begin(),
+                                        std::max<uint64_t>(1, (declaration.initializer.size() + element - 1) / element));
+    declaration.unsized_array = false;
+  }
+
+  // How many scalar values one element of the part at `level` holds.
+  static uint64_t scalars_per_element(const std::vector<uint64_t>& extents, size_t level) {
+    uint64_t count = 1;
+    // Saturates: absurd sizes stay absurd for the checker to report.
+    for (size_t inner = level + 1; inner < extents.size(); ++inner)
+      count = extents[inner] > UINT32_MAX / count ? UINT32_MAX : count * extents[inner];
+    return count;
+  }
+
+  void initial_values(const std::vector<uint64_t>& extents, size_t level, std::vector<InitialValue>& values, int depth) {
     if (depth > max_nesting) fail(peek().location, "initialiser nested too deeply");
-    if (accept_punctuation('{')) {
-      do {
-        initializer(values, depth + 1);
-      } while (accept_punctuation(','));
-      expect_punctuation('}');
+    if (!accept_punctuation('{')) {
+      values.push_back(initial_value());
       return;
     }
+    do {
+      if (!peek().is_punctuation('{')) {
+        values.push_back(initial_value());
+        continue;
+      }
+      size_t start = values.size();
+      initial_values(extents, level + 1, values, depth + 1);
+      uint64_t element = scalars_per_element(extents, level);
+      if (level < extents.size() && values.size() < start + element) {
+        InitialValue zero;
+        zero.location = peek().location;
+        values.resize(start + element, zero);
+      }
+    } while (accept_punctuation(','));
+    expect_punctuation('}');
+  }
+
+  InitialValue initial_value() {
     InitialValue value;
     value.location = peek().location;
-    bool negative = accept_punctuation('-');
     const Token& token = peek();
-    if (token.kind == TokenKind::integer && peek(1).is_punctuation('(') && !negative) {
+    if (token.kind == TokenKind::integer && peek(1).is_punctuation('(') && peek(2).kind == TokenKind::identifier) {
       // 0xFF00(symbol): a byte of the symbol's address.
       value.mask = integer_value(next());
       if (value.mask == 0) fail(token.location, "an address mask needs at least one bit");
       next();
       address_initializer(value);
       expect_punctuation(')');
-    } else if (token.kind == TokenKind::integer) {
-      value.integer = integer_value(next());
-      if (negative) value.integer = ~value.integer + 1;
-    } else if (token.kind == TokenKind::float_literal) {
+    } else if (at_integer_expression()) {
+      value.integer = integer_expression();
+    } else if (token.kind == TokenKind::identifier) {
+      address_initializer(value);
+    } else {
+      bool negative = accept_punctuation('-');
+      const Token& number = peek();
+      if (number.kind != TokenKind::float_literal) fail_expected("an initial value");
       next();
-      FloatLiteral literal = float_literal(token, negative);
+      FloatLiteral literal = float_literal(number, negative);
       value.kind = InitialValue::Kind::floating;
       if (literal.bits == 32) {
         value.integer = literal.raw;
@@ -425,12 +614,8 @@ class Parser {
       } else {
         value.floating = literal.value;
       }
-    } else if (token.kind == TokenKind::identifier && !negative) {
-      address_initializer(value);
-    } else {
-      fail_expected("an initial value");
     }
-    values.push_back(std::move(value));
+    return value;
   }
 
   // `symbol`, `generic(symbol)`, either with `+offset`.
@@ -444,8 +629,10 @@ class Parser {
       expect_punctuation(')');
     }
     value.symbol = std::move(symbol);
-    if (accept_punctuation('+')) value.offset = static_cast<int64_t>(integer_literal());
-    else if (accept_punctuation('-')) value.offset = -static_cast<int64_t>(integer_literal());
+    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
+      bool subtract = next().is_punctuation('-');
+      value.offset += subtract ? -displacement() : displacement();
+    }
   }
 
   // ---- functions ----------------------------------------------------------------------------
@@ -703,6 +890,11 @@ class Parser {
     Operand result;
     result.location = peek().location;
     const Token& token = peek();
+    if (at_integer_expression()) {
+      result.kind = Operand::Kind::integer;
+      result.integer = integer_expression();
+      return result;
+    }
     if (accept_punctuation('!')) {
       result = operand(depth + 1);
       if (result.kind != Operand::Kind::name) fail(token.location, "only a predicate can be negated");
@@ -731,12 +923,6 @@ class Parser {
     }
     bool negative = accept_punctuation('-');
     const Token& value = peek();
-    if (value.kind == TokenKind::integer) {
-      result.kind = Operand::Kind::integer;
-      result.integer = integer_value(next());
-      if (negative) result.integer = ~result.integer + 1;
-      return result;
-    }
     if (value.kind == TokenKind::float_literal) {
       next();
       result.kind = Operand::Kind::floating;
@@ -752,12 +938,6 @@ class Parser {
       result.kind = Operand::Kind::sink;
       // `_|p`: elect.sync and setp-like pairs may drop their first result.
       if (peek().is_punctuation('|')) return pair_after(std::move(result));
-      return result;
-    }
-    // WARP_SZ is the ISA's name for the warp size, a constant of every target.
-    if (value.text == "WARP_SZ") {
-      result.kind = Operand::Kind::integer;
-      result.integer = negative ? ~uint64_t{32} + 1 : 32;
       return result;
     }
     result.name = std::string(value.text);
@@ -789,16 +969,15 @@ class Parser {
     const Token& token = peek();
     if (token.kind == TokenKind::identifier) {
       result.name = std::string(next().text);
-    } else if (token.kind == TokenKind::integer || token.is_punctuation('-')) {
-      result.offset = static_cast<int64_t>(integer_literal());
+    } else if (at_integer_expression()) {
+      result.offset = static_cast<int64_t>(integer_expression());
       return;
     } else {
       fail_expected("an address");
     }
     while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
       bool subtract = next().is_punctuation('-');
-      int64_t displacement = static_cast<int64_t>(integer_literal());
-      result.offset += subtract ? -displacement : displacement;
+      result.offset += subtract ? -displacement() : displacement();
     }
     // Texture and surface instructions address [texture, {coordinates}].
     while (accept_punctuation(',')) result.elements.push_back(operand(1));

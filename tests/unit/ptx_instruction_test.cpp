@@ -1102,5 +1102,118 @@ TEST(PtxInstructions, GlobalTimerCountsMonotonicNanoseconds) {
   EXPECT_LE(out[3], out[1] >> 32);
 }
 
+// The ISA's integer constant expressions (PTX ISA 9.0, section 4.6): C's operators and
+// precedence over 64 bits, where a literal is .s64 unless written with U or too large for it,
+// ~ and % treat their operands as unsigned, >> shifts by its left operand's signedness, and
+// comparisons and logical operators give a signed 0 or 1. Expected values follow those rules.
+TEST(PtxInstructions, ConstantExpressionsFoldAsTheIsaDefines) {
+  const std::vector<std::pair<std::string, uint64_t>> cases = {
+      {"-7 / 2", static_cast<uint64_t>(-3)},
+      {"-7 % 2", 1},  // (2^64 - 7) % 2
+      {"7 % -3", 7},  // 7 % (2^64 - 3)
+      {"-8 >> 1", static_cast<uint64_t>(-4)},
+      {"-1 >> 60", static_cast<uint64_t>(-1)},
+      {"0xFFFFFFFFFFFFFFFF >> 60", 15},
+      {"(.u64) -1 >> 60", 15},
+      {"(.s64) 0xFFFFFFFFFFFFFFFF >> 60", static_cast<uint64_t>(-1)},
+      {"1U >> 0 - 1 + 1", 1},
+      {"1 + 2 * 3 << 1", 14},
+      {"-1 < 1U", 0},
+      {"-1 < 1", 1},
+      {"~0 == -1", 1},
+      {"!5 + !0", 1},
+      {"1 ? 2 : 3", 2},
+      {"0 ? 2 : 0 ? 4 : 5", 5},
+      {"6 & 3 | 8 ^ 1", 11},
+      {"1 && 2 || 0", 1},
+      {"5 > 3 == 1", 1},
+      {"(1 << 31) * 2", 0x100000000},
+      {"10 - 3 - 2", 5},
+      {"100 / 10 / 5", 2},
+      {"1 - -1", 2},
+      {"WARP_SZ - 1", 31},
+      {"3 >= 3 && 2 <= 1 || 4 != 4", 0},
+      {"-(0x8000000000000000) / -1", 0},  // .u64: 2^63 / (2^64 - 1)
+      {"~0x0F & 0xFF", 0xF0},
+      {"017 + 0b11", 18},
+  };
+  for (size_t first = 0; first < cases.size(); first += 8) {
+    std::string body;
+    for (size_t index = first; index < std::min(first + 8, cases.size()); ++index)
+      body += "\tmov.b64 %rd3, " + cases[index].first + ";\n\tst.global.u64 [%rd2+" + std::to_string(8 * (index - first)) + "], %rd3;\n";
+    Snippet snippet(body);
+    ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+    Slots out = snippet.run({});
+    for (size_t index = first; index < std::min(first + 8, cases.size()); ++index)
+      EXPECT_EQ(out[index - first], cases[index].second) << cases[index].first;
+  }
+  // In 32-bit operands and in addresses, as terms of a displacement.
+  Snippet snippet("\tmov.b32 %r1, 40;\n\tadd.u32 %r2, %r1, (1 << 4) - 1;\n\tst.global.u32 [%rd2], %r2;\n"
+                  "\tld.global.u64 %rd3, [%rd1+(2 * 4)];\n\tst.global.u64 [%rd2+8], %rd3;\n"
+                  "\tld.global.u64 %rd3, [%rd1+2*8+-8];\n\tst.global.u64 [%rd2+4*4], %rd3;\n"
+                  "\tand.b32 %r2, %r1, ~8;\n\tst.global.u32 [%rd2+24], %r2;\n");
+  ASSERT_TRUE(snippet.ok()) << snippet.diagnostics();
+  Slots out = snippet.run({100, 200, 300});
+  EXPECT_EQ(out[0], 55u);
+  EXPECT_EQ(out[1], 200u);
+  EXPECT_EQ(out[2], 200u);
+  EXPECT_EQ(out[3], 32u);
+}
+
+// A malformed or undefined expression is a diagnostic at its place.
+TEST(PtxInstructions, ReportsBadConstantExpressions) {
+  for (std::string_view expression : {"1 / 0", "5 % (2 - 2)", "(1 + 2", "1 + ", "1 ? 2", "(.f32) 1"}) {
+    Snippet snippet("\tmov.b64 %rd3, " + std::string(expression) + ";\n");
+    EXPECT_FALSE(snippet.ok()) << expression;
+    EXPECT_NE(snippet.diagnostics().find("test.ptx:"), std::string::npos) << snippet.diagnostics();
+  }
+}
+
+// Initialisers: nested braces follow the dimensions, a braced row that lists fewer values than
+// it holds leaves the rest zero (as in C), an array whose first dimension is left out takes as
+// many elements as are given, and values may be constant expressions.
+TEST(PtxInstructions, InitialisersFollowTheArraysShape) {
+  LoadedModule module(R"(.version 9.0
+.target sm_80
+.address_size 64
+.global .align 4 .u32 rows[3][2] = {{1}, {3, 4}, {5}};
+.global .align 4 .u32 given[] = {7, 8, 9};
+.global .align 4 .u32 pairs[][2] = {{1 << 4}, {-1, 2 * 3}};
+.global .align 8 .v2 .u32 vectors[2] = {{1}, {3, 4}};
+.const .align 8 .u64 sizes[2] = {(1 << 40) | 5, WARP_SZ * 2};
+.visible .entry copy(.param .u64 out)
+{
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.global.u32 %r1, [rows+4]; st.global.u32 [%rd1], %r1;
+  ld.global.u32 %r1, [rows+8]; st.global.u32 [%rd1+4], %r1;
+  ld.global.u32 %r1, [rows+16]; st.global.u32 [%rd1+8], %r1;
+  ld.global.u32 %r1, [given+8]; st.global.u32 [%rd1+12], %r1;
+  ld.global.u32 %r1, [pairs+4]; st.global.u32 [%rd1+16], %r1;
+  ld.global.u32 %r1, [pairs+12]; st.global.u32 [%rd1+20], %r1;
+  ld.global.u32 %r1, [vectors+4]; st.global.u32 [%rd1+24], %r1;
+  ld.global.u32 %r1, [vectors+8]; st.global.u32 [%rd1+28], %r1;
+  ld.const.u64 %rd2, [sizes]; st.global.u64 [%rd1+32], %rd2;
+  ld.const.u64 %rd2, [sizes+8]; st.global.u64 [%rd1+40], %rd2;
+  ret;
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  std::array<uint32_t, 12> out{};
+  out.fill(0xDEADBEEF);
+  run_one_thread(module, "copy", out);
+  EXPECT_EQ(out[0], 0u);  // rows[0][1]
+  EXPECT_EQ(out[1], 3u);  // rows[1][0]
+  EXPECT_EQ(out[2], 5u);  // rows[2][0]
+  EXPECT_EQ(out[3], 9u);  // given[2]
+  EXPECT_EQ(out[4], 0u);  // pairs[0][1]
+  EXPECT_EQ(out[5], 6u);  // pairs[1][1]
+  EXPECT_EQ(out[6], 0u);  // vectors[0].y
+  EXPECT_EQ(out[7], 3u);  // vectors[1].x
+  EXPECT_EQ(uint64_t{out[8]} | uint64_t{out[9]} << 32, (uint64_t{1} << 40) | 5);
+  EXPECT_EQ(uint64_t{out[10]} | uint64_t{out[11]} << 32, 64u);
+}
+
 }  // namespace
 }  // namespace xcuda::ptx::testing

@@ -537,5 +537,16 @@ TEST(PtxParser, CompilesWarpgroupMatrixMultiplies) {
             std::vector<std::string>{"bad.ptx:10:54: this wgmma.mma_async needs 8 D registers"});
 }
 
+// Module-scope texture references, which CUDA 12 removed from the driver, and predicates outside
+// registers (ptxas refuses those too) are reported where they are declared.
+TEST(PtxParser, ReportsTextureReferencesAndPredicateVariables) {
+  EXPECT_EQ(diagnostics_of(std::string(header) + ".global .texref tex;\n.global .surfref surface;\n.global .pred flag;\n"
+                           ".visible .entry k()\n{\n  .local .pred p;\n  ret;\n}\n"),
+            (std::vector<std::string>{"bad.ptx:4:9: .texref variables (texture references) are not supported yet",
+                                      "bad.ptx:5:9: .surfref variables (texture references) are not supported yet"}));
+  EXPECT_EQ(diagnostics_of(std::string(header) + ".global .pred flag;\n.visible .entry k()\n{\n  .local .pred p;\n  ret;\n}\n"),
+            (std::vector<std::string>{"bad.ptx:4:15: a predicate can only be a register", "bad.ptx:7:16: a predicate can only be a register"}));
+}
+
 }  // namespace
 }  // namespace xcuda::ptx
