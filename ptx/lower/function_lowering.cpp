@@ -288,6 +288,9 @@ llvm::Value* FunctionLowering::read(const Operand& operand, ScalarType type) {
   } else if (operand.kind != Operand::Kind::name) {
     error(operand.location, "this operand cannot be used as a value here");
     return llvm::PoisonValue::get(target);
+  } else if (operand.offset != 0 && (operand.resolution == Resolution::register_ || operand.resolution == Resolution::special_register)) {
+    error(operand.location, "only a variable's or function's address takes a displacement");
+    return llvm::PoisonValue::get(target);
   } else if (operand.resolution == Resolution::register_) {
     const VariableDeclaration& declaration = *function_.declarations[operand.declaration];
     llvm::Type* stored = type_of(declaration.type);
@@ -301,7 +304,7 @@ llvm::Value* FunctionLowering::read(const Operand& operand, ScalarType type) {
   } else {
     // A variable's or function's address: an offset for .shared, a host address otherwise.
     bool shared = operand.resolution != Resolution::function && variable_of(operand).space == StateSpace::shared;
-    llvm::Value* pointer = name_pointer(operand);
+    llvm::Value* pointer = builder_.CreateConstGEP1_64(builder_.getInt8Ty(), name_pointer(operand), static_cast<uint64_t>(operand.offset));
     llvm::Value* address = shared ? builder_.CreatePtrDiff(builder_.getInt8Ty(), pointer, shared_base())
                                   : builder_.CreatePtrToInt(pointer, builder_.getInt64Ty());
     value = convert_bits(address, target, false);

@@ -93,7 +93,7 @@ struct Operand {
   uint64_t integer = 0;    // integer literal, or a 0f/0d literal's bits
   double floating = 0;     // a decimal float literal
   uint8_t float_bits = 0;  // 32 for 0f, 64 for 0d, 0 for decimal
-  int64_t offset = 0;      // address displacement
+  int64_t offset = 0;      // address displacement, or added to a variable's address: mov d, table+8
   std::vector<Operand> elements;
 
   // Resolved by the checker for names and address bases: which declaration (an index into the

@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace xcuda::ptx {
@@ -693,6 +694,8 @@ class Parser {
   }
 
   void performance_directives(Function& function) {
+    uint64_t cluster_blocks = 1;
+    std::optional<SourceLocation> blocks_are_clusters;
     while (peek().kind == TokenKind::dot_word) {
       std::string_view word = peek().text;
       if (word == ".maxntid") {
@@ -709,19 +712,26 @@ class Parser {
         small_integer("a count");
       } else if (word == ".reqnctapercluster") {
         next();
-        std::array<uint32_t, 3> ignored{};
-        thread_counts(ignored);
+        std::array<uint32_t, 3> counts{};
+        thread_counts(counts);
+        cluster_blocks = uint64_t{std::max(counts[0], 1u)} * std::max(counts[1], 1u) * std::max(counts[2], 1u);
       } else if (word == ".noreturn" || word == ".explicitcluster") {
         next();
+      } else if (word == ".blocksareclusters") {
+        // Each block of the grid is then a cluster: the same launch where a cluster is one block,
+        // which is all xcuda's clusters hold (a launch of larger ones is refused).
+        blocks_are_clusters = next().location;
       } else if (word == ".pragma") {
         next();
         if (peek().kind != TokenKind::string) fail_expected("a pragma string");
         next();
         expect_statement_end();
       } else {
-        return;
+        break;
       }
     }
+    if (blocks_are_clusters && cluster_blocks > 1)
+      fail(*blocks_are_clusters, ".blocksareclusters with clusters of more than one block is not supported yet");
   }
 
   void function_body(Function& function, SourceLocation body_start) {
@@ -945,6 +955,11 @@ class Parser {
     // %tid.x: the component is glued to the name.
     if (peek().kind == TokenKind::dot_word && next_is_glued()) {
       result.component = std::string(next().text.substr(1));
+    }
+    // `table+8`: a variable's address and a displacement, as mov takes it.
+    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
+      bool subtract = next().is_punctuation('-');
+      result.offset += subtract ? -displacement() : displacement();
     }
     if (peek().is_punctuation('|')) return pair_after(std::move(result));
     return result;

@@ -1171,7 +1171,8 @@ TEST(PtxInstructions, ReportsBadConstantExpressions) {
 
 // Initialisers: nested braces follow the dimensions, a braced row that lists fewer values than
 // it holds leaves the rest zero (as in C), an array whose first dimension is left out takes as
-// many elements as are given, and values may be constant expressions.
+// many elements as are given, and values may be constant expressions; mov takes a variable's
+// address with a displacement.
 TEST(PtxInstructions, InitialisersFollowTheArraysShape) {
   LoadedModule module(R"(.version 9.0
 .target sm_80
@@ -1196,11 +1197,13 @@ TEST(PtxInstructions, InitialisersFollowTheArraysShape) {
   ld.global.u32 %r1, [vectors+8]; st.global.u32 [%rd1+28], %r1;
   ld.const.u64 %rd2, [sizes]; st.global.u64 [%rd1+32], %rd2;
   ld.const.u64 %rd2, [sizes+8]; st.global.u64 [%rd1+40], %rd2;
+  mov.u64 %rd3, given+2*4; ld.global.u32 %r1, [%rd3]; st.global.u32 [%rd1+48], %r1;
+  mov.u64 %rd3, rows+12-4; ld.global.u32 %r1, [%rd3]; st.global.u32 [%rd1+52], %r1;
   ret;
 }
 )");
   ASSERT_TRUE(module.ok()) << module.diagnostics_text();
-  std::array<uint32_t, 12> out{};
+  std::array<uint32_t, 14> out{};
   out.fill(0xDEADBEEF);
   run_one_thread(module, "copy", out);
   EXPECT_EQ(out[0], 0u);  // rows[0][1]
@@ -1213,6 +1216,9 @@ TEST(PtxInstructions, InitialisersFollowTheArraysShape) {
   EXPECT_EQ(out[7], 3u);  // vectors[1].x
   EXPECT_EQ(uint64_t{out[8]} | uint64_t{out[9]} << 32, (uint64_t{1} << 40) | 5);
   EXPECT_EQ(uint64_t{out[10]} | uint64_t{out[11]} << 32, 64u);
+  // mov's address of a variable with a displacement.
+  EXPECT_EQ(out[12], 9u);  // given[2]
+  EXPECT_EQ(out[13], 3u);  // rows[1][0]
 }
 
 }  // namespace

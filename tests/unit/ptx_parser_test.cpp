@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -546,6 +547,17 @@ TEST(PtxParser, ReportsTextureReferencesAndPredicateVariables) {
                                       "bad.ptx:5:9: .surfref variables (texture references) are not supported yet"}));
   EXPECT_EQ(diagnostics_of(std::string(header) + ".global .pred flag;\n.visible .entry k()\n{\n  .local .pred p;\n  ret;\n}\n"),
             (std::vector<std::string>{"bad.ptx:4:15: a predicate can only be a register", "bad.ptx:7:16: a predicate can only be a register"}));
+}
+
+// .blocksareclusters (PTX 9.0) makes each block of the grid a cluster: the same launch while a
+// cluster is one block, all that xcuda's clusters hold. A register takes no displacement.
+TEST(PtxParser, BlocksAreClustersOfOneBlockAndDisplacementsOnlyOnVariables) {
+  std::string kernel = ".visible .entry k() .blocksareclusters .reqntid 32 .reqnctapercluster CLUSTER\n{\n  ret;\n}\n";
+  EXPECT_TRUE(diagnostics_of(std::string(header) + std::regex_replace(kernel, std::regex("CLUSTER"), "1")).empty());
+  EXPECT_EQ(diagnostics_of(std::string(header) + std::regex_replace(kernel, std::regex("CLUSTER"), "2, 1, 1")),
+            std::vector<std::string>{"bad.ptx:4:21: .blocksareclusters with clusters of more than one block is not supported yet"});
+  EXPECT_EQ(diagnostics_of(std::string(header) + ".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  mov.b32 %r1, %r0+4;\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:7:16: only a variable's or function's address takes a displacement"});
 }
 
 }  // namespace
