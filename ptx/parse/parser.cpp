@@ -538,49 +538,29 @@ class Parser {
     }
   }
 
-  // The initial values of `declaration`, in memory order. Braces follow its dimensions and then
-  // a vector's elements; a braced part that lists fewer values than it holds leaves the rest zero,
-  // as in C. An array whose first dimension is left out takes as many elements as are given.
+  // The initial values of `declaration`, in memory order. Braces group values without padding
+  // them: ptxas lays `{{1}, {3, 4}}` out as 1, 3, 4 (an H100 read a[0][1] as 3), not as C would.
+  // An array whose first dimension is left out takes as many elements as the values fill.
   void initializer(VariableDeclaration& declaration) {
-    std::vector<uint64_t> extents = declaration.array_dimensions;
-    if (declaration.unsized_array) extents.insert(extents.begin(), 0);
-    if (declaration.vector_width > 1) extents.push_back(declaration.vector_width);
-    initial_values(extents, 0, declaration.initializer, 0);
+    initial_values(declaration.initializer, 0);
     if (!declaration.unsized_array || declaration.is_extern) return;
-    uint64_t element = scalars_per_element(extents, 0);
+    uint64_t element = declaration.vector_width;
+    // Saturates: absurd sizes stay absurd for the checker to report.
+    for (uint64_t dimension : declaration.array_dimensions)
+      element = dimension > UINT32_MAX / element ? UINT32_MAX : element * dimension;
     declaration.array_dimensions.insert(declaration.array_dimensions.begin(),
                                         std::max<uint64_t>(1, (declaration.initializer.size() + element - 1) / element));
     declaration.unsized_array = false;
   }
 
-  // How many scalar values one element of the part at `level` holds.
-  static uint64_t scalars_per_element(const std::vector<uint64_t>& extents, size_t level) {
-    uint64_t count = 1;
-    // Saturates: absurd sizes stay absurd for the checker to report.
-    for (size_t inner = level + 1; inner < extents.size(); ++inner)
-      count = extents[inner] > UINT32_MAX / count ? UINT32_MAX : count * extents[inner];
-    return count;
-  }
-
-  void initial_values(const std::vector<uint64_t>& extents, size_t level, std::vector<InitialValue>& values, int depth) {
+  void initial_values(std::vector<InitialValue>& values, int depth) {
     if (depth > max_nesting) fail(peek().location, "initialiser nested too deeply");
     if (!accept_punctuation('{')) {
       values.push_back(initial_value());
       return;
     }
     do {
-      if (!peek().is_punctuation('{')) {
-        values.push_back(initial_value());
-        continue;
-      }
-      size_t start = values.size();
-      initial_values(extents, level + 1, values, depth + 1);
-      uint64_t element = scalars_per_element(extents, level);
-      if (level < extents.size() && values.size() < start + element) {
-        InitialValue zero;
-        zero.location = peek().location;
-        values.resize(start + element, zero);
-      }
+      initial_values(values, depth + 1);
     } while (accept_punctuation(','));
     expect_punctuation('}');
   }

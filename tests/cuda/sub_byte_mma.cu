@@ -7,8 +7,8 @@
 // near the .s32 limits, which .satfinite clamps and the others wrap. Each form's results, 4
 // words per lane (a lane's D registers for mma.sync; its two elements of D, stored and read back
 // row-major, for wmma), are compared as an FNV-1a hash with the ISA's: sub_byte_mma_reference.py
-// makes the inputs again and computes every result from the ISA's fragment layouts and sums.
-// On an NVIDIA GPU the program records: a first argument names a file for the results.
+// makes the inputs again and computes every result from the ISA's fragment layouts and sums, and
+// an H100 (driver 580.159.04) gave the same eleven hashes. On an NVIDIA GPU the program records: a first argument names a file for the results.
 //   sub_byte_mma [RESULTS]
 #include "check.h"
 
