@@ -311,8 +311,17 @@ class Parser {
     return truth(!less(left, right));  // >=
   }
 
-  // An address's displacement after its '+' or '-': a term of the sum, `8`, `4*2`, `(1<<3)`.
-  int64_t displacement() { return static_cast<int64_t>(binary_expression(multiplicative_precedence, 0).bits); }
+  // The displacement after a base address: its `+ term` and `- term` summed, each term a product
+  // such as `8`, `4*2` or `(1<<3)`; 0 where none follows.
+  int64_t displacement() {
+    int64_t sum = 0;
+    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
+      bool subtract = next().is_punctuation('-');
+      auto term = static_cast<int64_t>(binary_expression(multiplicative_precedence, 0).bits);
+      sum += subtract ? -term : term;
+    }
+    return sum;
+  }
 
   uint32_t small_integer(std::string_view what) {
     const Token& token = peek();
@@ -610,10 +619,7 @@ class Parser {
       expect_punctuation(')');
     }
     value.symbol = std::move(symbol);
-    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
-      bool subtract = next().is_punctuation('-');
-      value.offset += subtract ? -displacement() : displacement();
-    }
+    value.offset = displacement();
   }
 
   // ---- functions ----------------------------------------------------------------------------
@@ -937,10 +943,7 @@ class Parser {
       result.component = std::string(next().text.substr(1));
     }
     // `table+8`: a variable's address and a displacement, as mov takes it.
-    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
-      bool subtract = next().is_punctuation('-');
-      result.offset += subtract ? -displacement() : displacement();
-    }
+    result.offset = displacement();
     if (peek().is_punctuation('|')) return pair_after(std::move(result));
     return result;
   }
@@ -970,10 +973,7 @@ class Parser {
     } else {
       fail_expected("an address");
     }
-    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
-      bool subtract = next().is_punctuation('-');
-      result.offset += subtract ? -displacement() : displacement();
-    }
+    result.offset = displacement();
     // Texture and surface instructions address [texture, {coordinates}].
     while (accept_punctuation(',')) result.elements.push_back(operand(1));
   }
