@@ -169,17 +169,21 @@ class Parser {
   // The ISA's integer constant expressions: C's operators and precedence over 64 bits, each value
   // signed (.s64) or unsigned (.u64) by the ISA's rules, every case defined.
 
+  // An integer (.s64 or .u64) or, from floating-point literals, an .f64.
   struct Constant {
     uint64_t bits = 0;
     bool is_unsigned = false;
+    bool is_float = false;
+    double value = 0;
   };
+
+  static bool is_one_of(const Token& token, std::string_view symbols) {
+    return token.kind == TokenKind::punctuation && symbols.find(token.text[0]) != std::string_view::npos;
+  }
 
   // Whether the cursor is at an integer expression: unary operators before an integer, WARP_SZ,
   // or a parenthesis that holds one or a cast (a call's parenthesised list holds names).
   bool at_integer_expression() const {
-    auto is_one_of = [](const Token& token, std::string_view symbols) {
-      return token.kind == TokenKind::punctuation && symbols.find(token.text[0]) != std::string_view::npos;
-    };
     size_t ahead = 0;
     while (is_one_of(peek(ahead), "-+~!")) ++ahead;
     const Token& first = peek(ahead);
@@ -190,15 +194,45 @@ class Parser {
            inside.is(TokenKind::dot_word, ".u64") || is_one_of(inside, "(-+~!");
   }
 
-  uint64_t integer_expression() { return conditional_expression(0).bits; }
+  // Whether the cursor is at an integer expression or a floating-point one that computes: a float
+  // literal in parentheses or before an operator. A float literal alone keeps its bits as written.
+  bool at_constant_expression() const {
+    if (at_integer_expression()) return true;
+    size_t ahead = 0;
+    while (is_one_of(peek(ahead), "-+~!")) ++ahead;
+    const Token& first = peek(ahead);
+    if (first.is_punctuation('(')) return peek(ahead + 1).kind == TokenKind::float_literal;
+    if (first.kind != TokenKind::float_literal) return false;
+    // `!` and `~` make one of the expression's errors.
+    for (size_t index = 0; index < ahead; ++index)
+      if (is_one_of(peek(index), "~!")) return true;
+    const Token& after = peek(ahead + 1);
+    return is_one_of(after, "+-*/<>=!&|^?") || after.is(TokenKind::identifier, "%");
+  }
+
+  uint64_t integer_expression() {
+    SourceLocation location = peek().location;
+    Constant constant = conditional_expression(0);
+    if (constant.is_float) fail(location, "expected an integer constant expression");
+    return constant.bits;
+  }
+
+  Constant integer_operand(Constant constant, SourceLocation location) {
+    if (constant.is_float) fail(location, "this operation takes integers, not floating-point values");
+    return constant;
+  }
 
   Constant conditional_expression(int depth) {
     if (depth > max_nesting) fail(peek().location, "expression nested too deeply");
+    SourceLocation location = peek().location;
     Constant condition = binary_expression(0, depth);
     if (!accept_punctuation('?')) return condition;
-    Constant chosen = conditional_expression(depth + 1);
+    integer_operand(condition, location);
+    location = peek().location;
+    Constant chosen = integer_operand(conditional_expression(depth + 1), location);
     expect_punctuation(':');
-    Constant other = conditional_expression(depth + 1);
+    location = peek().location;
+    Constant other = integer_operand(conditional_expression(depth + 1), location);
     if (condition.bits == 0) std::swap(chosen, other);
     chosen.is_unsigned = chosen.is_unsigned || other.is_unsigned;
     return chosen;
@@ -249,16 +283,19 @@ class Parser {
     const Token& token = peek();
     if (accept_punctuation('-') || accept_punctuation('+')) {
       Constant operand = unary_expression(depth + 1);
-      if (token.text == "-") operand.bits = ~operand.bits + 1;
+      if (token.text == "-") {
+        operand.bits = ~operand.bits + 1;
+        operand.value = -operand.value;
+      }
       return operand;
     }
-    if (accept_punctuation('!')) return Constant{unary_expression(depth + 1).bits == 0 ? 1u : 0u, false};
-    if (accept_punctuation('~')) return Constant{~unary_expression(depth + 1).bits, true};
+    if (accept_punctuation('!')) return Constant{integer_operand(unary_expression(depth + 1), token.location).bits == 0 ? 1u : 0u, false};
+    if (accept_punctuation('~')) return Constant{~integer_operand(unary_expression(depth + 1), token.location).bits, true};
     if (accept_punctuation('(')) {
       if (peek().is(TokenKind::dot_word, ".s64") || peek().is(TokenKind::dot_word, ".u64")) {
         bool is_unsigned = next().text == ".u64";
         expect_punctuation(')');
-        return Constant{unary_expression(depth + 1).bits, is_unsigned};
+        return Constant{integer_operand(unary_expression(depth + 1), token.location).bits, is_unsigned};
       }
       Constant inner = conditional_expression(depth + 1);
       expect_punctuation(')');
@@ -269,13 +306,42 @@ class Parser {
       next();
       return Constant{32, false};
     }
+    if (token.kind == TokenKind::float_literal) {
+      FloatLiteral literal = float_literal(next(), false);
+      double value = literal.bits == 32   ? std::bit_cast<float>(static_cast<uint32_t>(literal.raw))
+                     : literal.bits == 64 ? std::bit_cast<double>(literal.raw)
+                                          : literal.value;
+      return Constant{0, false, true, value};
+    }
     if (token.kind != TokenKind::integer) fail_expected("an integer");
     uint64_t bits = integer_value(next());
     // Signed unless written with U or too large for .s64.
     return Constant{bits, token.text.back() == 'U' || token.text.back() == 'u' || bits > uint64_t{INT64_MAX}};
   }
 
+  // Floating-point operands take + - * / and the comparisons, whose answer is an integer; ptxas
+  // neither converts between integers and floating point nor takes the others.
+  Constant apply_float(std::string_view operation, double left, double right, SourceLocation location) {
+    auto truth = [](bool value) { return Constant{value ? 1u : 0u, false}; };
+    if (operation == "+") return Constant{0, false, true, left + right};
+    if (operation == "-") return Constant{0, false, true, left - right};
+    if (operation == "*") return Constant{0, false, true, left * right};
+    if (operation == "/") {
+      if (right == 0) fail(location, "division by zero in a constant expression");
+      return Constant{0, false, true, left / right};
+    }
+    if (operation == "<") return truth(left < right);
+    if (operation == ">") return truth(left > right);
+    if (operation == "<=") return truth(left <= right);
+    if (operation == ">=") return truth(left >= right);
+    if (operation == "==") return truth(left == right);
+    if (operation == "!=") return truth(left != right);
+    fail(location, "'" + std::string(operation) + "' takes integers, not floating-point values");
+  }
+
   Constant apply(std::string_view operation, Constant left, Constant right, SourceLocation location) {
+    if (left.is_float != right.is_float) fail(location, "a constant expression cannot mix integers and floating-point values");
+    if (left.is_float) return apply_float(operation, left.value, right.value, location);
     const bool is_unsigned = left.is_unsigned || right.is_unsigned;
     auto truth = [](bool value) { return Constant{value ? 1u : 0u, false}; };
     auto signed_value = [](uint64_t bits) { return static_cast<int64_t>(bits); };
@@ -317,7 +383,8 @@ class Parser {
     int64_t sum = 0;
     while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
       bool subtract = next().is_punctuation('-');
-      auto term = static_cast<int64_t>(binary_expression(multiplicative_precedence, 0).bits);
+      SourceLocation location = peek().location;
+      auto term = static_cast<int64_t>(integer_operand(binary_expression(multiplicative_precedence, 0), location).bits);
       sum += subtract ? -term : term;
     }
     return sum;
@@ -585,8 +652,13 @@ class Parser {
       next();
       address_initializer(value);
       expect_punctuation(')');
-    } else if (at_integer_expression()) {
-      value.integer = integer_expression();
+    } else if (at_constant_expression()) {
+      Constant constant = conditional_expression(0);
+      value.integer = constant.bits;
+      if (constant.is_float) {
+        value.kind = InitialValue::Kind::floating;
+        value.floating = constant.value;
+      }
     } else if (token.kind == TokenKind::identifier) {
       address_initializer(value);
     } else {
@@ -886,9 +958,11 @@ class Parser {
     Operand result;
     result.location = peek().location;
     const Token& token = peek();
-    if (at_integer_expression()) {
-      result.kind = Operand::Kind::integer;
-      result.integer = integer_expression();
+    if (at_constant_expression()) {
+      Constant constant = conditional_expression(0);
+      result.kind = constant.is_float ? Operand::Kind::floating : Operand::Kind::integer;
+      result.integer = constant.bits;
+      result.floating = constant.value;
       return result;
     }
     if (accept_punctuation('!')) {

@@ -1161,9 +1161,51 @@ TEST(PtxInstructions, ConstantExpressionsFoldAsTheIsaDefines) {
   EXPECT_EQ(out[3], 32u);
 }
 
-// A malformed or undefined expression is a diagnostic at its place.
+// Floating-point constant expressions, as ptxas takes them: + - * / and parentheses over .f64
+// values (decimal or 0d literals) in operands and initialisers, rounded to the operand's type
+// once; comparisons of them are integers. Expected values are the IEEE double results.
+TEST(PtxInstructions, FloatingConstantExpressionsFoldInDoublePrecision) {
+  LoadedModule module(R"(.version 9.0
+.target sm_80
+.address_size 64
+.global .align 8 .f64 doubles[4] = {1.5 * 2.0, -(1.5), 1.0 / 3.0, 0d3FF0000000000000 + 2.0 * 3.0};
+.global .align 4 .f32 singles[2] = {1.0 / 3.0, (2.5)};
+.global .align 8 .s64 answers[2] = {1.5 < 2.5, 1.0 != 1.0};
+.visible .entry copy(.param .u64 out)
+{
+  .reg .f32 %f<2>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.global.u64 %rd2, [doubles]; st.global.u64 [%rd1], %rd2;
+  ld.global.u64 %rd2, [doubles+8]; st.global.u64 [%rd1+8], %rd2;
+  ld.global.u64 %rd2, [doubles+16]; st.global.u64 [%rd1+16], %rd2;
+  ld.global.u64 %rd2, [doubles+24]; st.global.u64 [%rd1+24], %rd2;
+  ld.global.u64 %rd2, [singles]; st.global.u64 [%rd1+32], %rd2;
+  ld.global.u64 %rd2, [answers]; st.global.u64 [%rd1+40], %rd2;
+  ld.global.u64 %rd2, [answers+8]; st.global.u64 [%rd1+48], %rd2;
+  mov.f32 %f1, 2.0 / 3.0; st.global.f32 [%rd1+56], %f1;
+  ret;
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.diagnostics_text();
+  std::array<uint64_t, 8> out{};
+  out.fill(0xDEADBEEF);
+  run_one_thread(module, "copy", out);
+  EXPECT_EQ(out[0], std::bit_cast<uint64_t>(3.0));
+  EXPECT_EQ(out[1], std::bit_cast<uint64_t>(-1.5));
+  EXPECT_EQ(out[2], std::bit_cast<uint64_t>(1.0 / 3.0));
+  EXPECT_EQ(out[3], std::bit_cast<uint64_t>(7.0));
+  EXPECT_EQ(out[4], uint64_t{std::bit_cast<uint32_t>(2.5f)} << 32 | std::bit_cast<uint32_t>(static_cast<float>(1.0 / 3.0)));
+  EXPECT_EQ(out[5], 1u);
+  EXPECT_EQ(out[6], 0u);
+  EXPECT_EQ(static_cast<uint32_t>(out[7]), std::bit_cast<uint32_t>(static_cast<float>(2.0 / 3.0)));
+}
+
+// A malformed or undefined expression is a diagnostic at its place; ptxas neither mixes integers
+// with floating-point values nor takes % & | ^ ~ ! ?: or casts on the latter.
 TEST(PtxInstructions, ReportsBadConstantExpressions) {
-  for (std::string_view expression : {"1 / 0", "5 % (2 - 2)", "(1 + 2", "1 + ", "1 ? 2", "(.f32) 1"}) {
+  for (std::string_view expression : {"1 / 0", "5 % (2 - 2)", "(1 + 2", "1 + ", "1 ? 2", "(.f32) 1", "1 + 2.5", "1.0 / 0.0",
+                                      "1.5 % 2.0", "!1.5", "1 ? 2.0 : 3.0", "(.s64) 1.5", "2.0 & 1.0"}) {
     Snippet snippet("\tmov.b64 %rd3, " + std::string(expression) + ";\n");
     EXPECT_FALSE(snippet.ok()) << expression;
     EXPECT_NE(snippet.diagnostics().find("test.ptx:"), std::string::npos) << snippet.diagnostics();
