@@ -162,14 +162,17 @@ int main(int argc, char** argv) {
   using namespace xcuda::cli;
   if (argc < 2) return fail_usage("no command");
   std::string_view command = argv[1];
+  auto is_help_option = [](std::string_view argument) { return argument == "--help" || argument == "-h"; };
+  // `xcuda compile --help` too, but only right after the command, so that `xcuda run -- app
+  // --help` reaches the application.
+  if (command == "help" || is_help_option(command) || (argc > 2 && is_help_option(argv[2]))) {
+    std::cout << usage;
+    return 0;
+  }
   if (command == "run") return run(argc - 2, argv + 2);
   if (command == "compile") return compile(argc - 2, argv + 2);
   if (command == "info") return info();
   if (command == "dump") return dump(argc - 2, argv + 2);
   if (command == "precompile") return precompile(argc - 2, argv + 2);
-  if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << usage;
-    return 0;
-  }
   return fail_usage("unknown command '" + std::string(command) + "'");
 }
