@@ -177,6 +177,9 @@ class Parser {
     double value = 0;
   };
 
+  // Comparisons and logical operators answer a signed 0 or 1.
+  static Constant truth(bool value) { return Constant{value ? 1u : 0u, false}; }
+
   static bool is_one_of(const Token& token, std::string_view symbols) {
     return token.kind == TokenKind::punctuation && symbols.find(token.text[0]) != std::string_view::npos;
   }
@@ -289,7 +292,7 @@ class Parser {
       }
       return operand;
     }
-    if (accept_punctuation('!')) return Constant{integer_operand(unary_expression(depth + 1), token.location).bits == 0 ? 1u : 0u, false};
+    if (accept_punctuation('!')) return truth(integer_operand(unary_expression(depth + 1), token.location).bits == 0);
     if (accept_punctuation('~')) return Constant{~integer_operand(unary_expression(depth + 1), token.location).bits, true};
     if (accept_punctuation('(')) {
       if (peek().is(TokenKind::dot_word, ".s64") || peek().is(TokenKind::dot_word, ".u64")) {
@@ -322,7 +325,6 @@ class Parser {
   // Floating-point operands take + - * / and the comparisons, whose answer is an integer; ptxas
   // neither converts between integers and floating point nor takes the others.
   Constant apply_float(std::string_view operation, double left, double right, SourceLocation location) {
-    auto truth = [](bool value) { return Constant{value ? 1u : 0u, false}; };
     if (operation == "+") return Constant{0, false, true, left + right};
     if (operation == "-") return Constant{0, false, true, left - right};
     if (operation == "*") return Constant{0, false, true, left * right};
@@ -343,7 +345,6 @@ class Parser {
     if (left.is_float != right.is_float) fail(location, "a constant expression cannot mix integers and floating-point values");
     if (left.is_float) return apply_float(operation, left.value, right.value, location);
     const bool is_unsigned = left.is_unsigned || right.is_unsigned;
-    auto truth = [](bool value) { return Constant{value ? 1u : 0u, false}; };
     auto signed_value = [](uint64_t bits) { return static_cast<int64_t>(bits); };
     if (operation == "+") return Constant{left.bits + right.bits, is_unsigned};
     if (operation == "-") return Constant{left.bits - right.bits, is_unsigned};
