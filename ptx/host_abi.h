@@ -99,6 +99,7 @@ inline constexpr const char* vprintf_symbol = "__xcuda_vprintf";        // int(c
 // if it does, the thread carries on after the assert.
 inline constexpr const char* assert_fail_symbol = "__xcuda_assertfail";  // void(const char* message, const char* file, uint32_t line, const char* function, uint64_t char_size)
 inline constexpr const char* trap_symbol = "__xcuda_trap";              // [[noreturn]] void(const BlockFrame*)
+inline constexpr const char* illegal_instruction_symbol = "__xcuda_illegal_instruction";  // [[noreturn]] void(const BlockFrame*)
 // cudaGraphSetConditional(handle, value), which nvcc leaves to the driver as an external
 // function: sets the condition of a CUgraphConditionalHandle. A handle that is not one fails the
 // launch with an illegal-address error, as a GPU's store through a stray handle would.

@@ -7,10 +7,10 @@
 
 namespace xcuda::ptx {
 
-void emit_trap(FunctionLowering& lowering) {
+void emit_trap(FunctionLowering& lowering, const char* intrinsic) {
   auto& builder = lowering.builder();
   auto* pointer = builder.getPtrTy();
-  llvm::Function* trap = lowering.module().intrinsic(intrinsics::trap, builder.getVoidTy(), {pointer});
+  llvm::Function* trap = lowering.module().intrinsic(intrinsic, builder.getVoidTy(), {pointer});
   trap->setDoesNotReturn();
   builder.CreateCall(trap, {lowering.thread_context()});
   builder.CreateUnreachable();

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "lower/function_lowering.h"
+#include "lower/intrinsics.h"
 #include "tensor_map.h"
 
 namespace xcuda::ptx {
@@ -45,8 +46,9 @@ inline bool has_word(const Instruction& instruction, std::string_view word) { re
 std::vector<const Operand*> elements_of(const Operand& operand);
 llvm::Value* read_special_register(FunctionLowering& lowering, const Operand& operand);
 void lower_warp_barrier(FunctionLowering& lowering, const Instruction& instruction);
-// Ends the kernel with an error (as trap does); the block the builder is in ends here.
-void emit_trap(FunctionLowering& lowering);
+// Ends the kernel with an error, as trap does (or as `intrinsic` says); the block the builder is in
+// ends here.
+void emit_trap(FunctionLowering& lowering, const char* intrinsic = intrinsics::trap);
 // The warp exchange of intrinsics.h: `offer` (at most 64 bits) is offered, and the lanes that
 // arrived together are returned as a mask; peer() then reads what a lane offered.
 llvm::Value* exchange(FunctionLowering& lowering, llvm::Value* offer, llvm::Value* members);

@@ -49,6 +49,9 @@ using MbarrierOperation = host_abi::MbarrierOperation;
 // loaded and before any kernel.
 inline constexpr const char* module_initialiser = "xcuda.module.initialise";
 inline constexpr const char* trap = "xcuda.trap";                // void (ptr context), noreturn
+// void (ptr context), noreturn: what a GPU does at an instruction ptxas takes but the hardware
+// refuses as written; the launch fails with an illegal instruction rather than as a trap.
+inline constexpr const char* illegal_instruction = "xcuda.illegal_instruction";
 // i1 (ptr context, i64 address): whether a generic address lies in the block's shared memory,
 // in the thread's local memory (its .local variables and run-time allocations), or among the
 // kernel's parameters (isspacep; lower/memory.cpp makes .global and .const of these and of the

@@ -6,9 +6,11 @@
 // The fragment layouts and the model of a tensor core's sums are in tensor_core.h, which
 // warpgroup_matrix.cpp shares.
 #include <array>
+#include <functional>
 #include <optional>
 #include <span>
 
+#include "lower/compiler_loops.h"
 #include "lower/floating_point.h"
 #include "lower/instruction_lowering.h"
 #include "lower/module_lowering.h"
@@ -98,6 +100,93 @@ std::optional<MmaForm> find_form(std::string_view shape, Element input, Element 
   return std::nullopt;
 }
 
+// mma.sp: A is m × k with half of each row zero, in chunks along the row (PTX ISA 9.0, "Sparse
+// matrix storage"): of 4 .f16/.bf16 or 8-bit elements 2 are kept, of 2 .tf32 1, of 8 .s4/.u4
+// two pairs. Each lane holds its share of the kept m × k/2 elements as mma.sync holds a dense A of
+// k/2 columns; B, C and D lie as in the dense shape of k.
+std::optional<MmaForm> find_sparse_form(std::string_view shape, Element input, Element accumulator, bool a_row, bool b_column) {
+  if (!a_row || !b_column) return std::nullopt;
+  bool half = input == Element::f16 || input == Element::bf16;
+  bool float_accumulator = accumulator == Element::f32 || (accumulator == Element::f16 && input == Element::f16);
+  auto form = [&](uint32_t k, Layout a, Layout b) { return MmaForm{16, 8, k, input, accumulator, {a, k / 4}, {b, k / 4}, 4}; };
+  if (half && float_accumulator && (shape == "m16n8k16" || shape == "m16n8k32")) return form(shape == "m16n8k16" ? 16 : 32, a_16bit, b_16bit);
+  if (input == Element::tf32 && accumulator == Element::f32 && (shape == "m16n8k8" || shape == "m16n8k16"))
+    return form(shape == "m16n8k8" ? 8 : 16, a_32bit, b_32bit);
+  if (is_byte(input) && accumulator == Element::s32 && (shape == "m16n8k32" || shape == "m16n8k64"))
+    return form(shape == "m16n8k32" ? 32 : 64, a_packed<4>, b_packed<4>);
+  if (is_eight_bit_float(input) && accumulator == Element::f32 && shape == "m16n8k64") return form(64, a_packed<4>, b_packed<4>);
+  if ((input == Element::s4 || input == Element::u4) && accumulator == Element::s32 && (shape == "m16n8k64" || shape == "m16n8k128"))
+    return form(shape == "m16n8k64" ? 64 : 128, a_packed<8>, b_packed<8>);
+  return std::nullopt;
+}
+
+// How mma.sp's metadata places A's kept elements. Each 4 bits of metadata describe one chunk of
+// a row as two 2-bit indices, the lower first, of the kept units among the chunk's four: an
+// element (.f16, .bf16, 8-bit), a pair of elements (.s4/.u4) or half of one (.tf32, whose two
+// indices name its halves: 0b0100 the first element, 0b1110 the second). A group of four lanes
+// holds rows g and g+8 of A; of its lanes, one, two or all four give their metadata registers,
+// the selector says which, each eight chunks: for .f16, .bf16 and .tf32 four of row g (low 16
+// bits) and the same four of row g+8 (high), for 8-bit and 4-bit elements eight of one row, row g
+// in a lane and row g+8 in the next (PTX ISA 9.0, "Sparse matrix storage"; the byte forms' layout
+// as an H100 reads it, which differs from the ISA's figures).
+struct SparseMetadata {
+  uint32_t element_bits, k;
+  // Elements of a chunk, and of them those kept.
+  uint32_t chunk_elements() const { return element_bits == 32 ? 2 : element_bits == 4 ? 8 : 4; }
+  uint32_t kept_per_chunk() const { return chunk_elements() / 2; }
+  uint32_t lanes_per_group() const { return k / chunk_elements() / 4; }
+  uint32_t selectors() const { return 4 / lanes_per_group(); }
+  // ptxas takes 0-3 in every 16-bit form; an H100 stops m16n8k32's 2 and 3 as illegal instructions.
+  uint32_t written_selectors() const { return element_bits == 16 ? 4 : selectors(); }
+};
+
+// The 4 bits of metadata for chunk `chunk` of the dense row `row` of A, read from the warp's
+// metadata registers (a per-thread copy, lane by lane).
+Value* chunk_metadata(llvm::IRBuilder<>& builder, const SparseMetadata& sparse, llvm::AllocaInst* metadata, uint32_t selector, Value* row,
+                      Value* chunk) {
+  Value* upper_row = builder.CreateLShr(row, 3);
+  Value *lane_in_selection, *bit;
+  if (sparse.element_bits >= 16) {
+    lane_in_selection = builder.CreateLShr(chunk, 2);
+    bit = builder.CreateAdd(builder.CreateMul(upper_row, builder.getInt32(16)), builder.CreateMul(builder.CreateAnd(chunk, 3), builder.getInt32(4)));
+  } else {
+    lane_in_selection = builder.CreateAdd(upper_row, builder.CreateMul(builder.CreateLShr(chunk, 3), builder.getInt32(2)));
+    bit = builder.CreateMul(builder.CreateAnd(chunk, 7), builder.getInt32(4));
+  }
+  Value* lane = builder.CreateAdd(builder.CreateMul(builder.CreateAnd(row, 7), builder.getInt32(4)),
+                                  builder.CreateAdd(builder.getInt32(selector * sparse.lanes_per_group()), lane_in_selection));
+  Value* word = builder.CreateLoad(builder.getInt32Ty(), array_element(builder, metadata, lane));
+  return builder.CreateAnd(builder.CreateLShr(word, bit), 15);
+}
+
+// The element of B (k × n, row-major) that A's kept element `kept` (< k/2) of the dense row `row`
+// meets in column `column`. Each index of the metadata names a unit of the chunk's four: the
+// element, of 4-bit elements the pair, of .tf32 a 16-bit half, so a .tf32 element of B is made
+// of the two halves its indices name (0b0100 its first element, 0b1110 its second; an H100 makes
+// it so of any other bits too).
+Value* sparse_b_element(llvm::IRBuilder<>& builder, const SparseMetadata& sparse, llvm::AllocaInst* metadata, uint32_t selector,
+                        llvm::AllocaInst* b_matrix, uint32_t n, Value* row, Value* kept, Value* column) {
+  Value* chunk = builder.CreateUDiv(kept, builder.getInt32(sparse.kept_per_chunk()));
+  Value* slot = builder.CreateURem(kept, builder.getInt32(sparse.kept_per_chunk()));
+  Value* nibble = chunk_metadata(builder, sparse, metadata, selector, row, chunk);
+  auto index = [&](Value* which) { return builder.CreateAnd(builder.CreateLShr(nibble, builder.CreateMul(which, builder.getInt32(2))), 3); };
+  llvm::Type* element = builder.getIntNTy(sparse.element_bits);
+  auto b_at = [&](Value* column_of_chunk) {
+    Value* b_row = builder.CreateAdd(builder.CreateMul(chunk, builder.getInt32(sparse.chunk_elements())), column_of_chunk);
+    return builder.CreateLoad(element, array_element(builder, b_matrix, builder.CreateAdd(builder.CreateMul(b_row, builder.getInt32(n)), column)));
+  };
+  if (sparse.element_bits == 32) {
+    auto half = [&](Value* unit) {
+      Value* whole = b_at(builder.CreateLShr(unit, 1));
+      return builder.CreateAnd(builder.CreateLShr(whole, builder.CreateMul(builder.CreateAnd(unit, 1), builder.getInt32(16))), 0xFFFF);
+    };
+    return builder.CreateOr(half(index(builder.getInt32(0))), builder.CreateShl(half(index(builder.getInt32(1))), 16));
+  }
+  if (sparse.element_bits == 4)
+    return b_at(builder.CreateAdd(builder.CreateMul(index(builder.CreateLShr(slot, 1)), builder.getInt32(2)), builder.CreateAnd(slot, 1)));
+  return b_at(index(slot));
+}
+
 // The places in the gathered matrices where the row of A (m × k, row-major) and the column of B
 // (k × n, row-major) that one element of D is the dot product of begin.
 std::pair<Value*, Value*> dot_rows(FunctionLowering& lowering, llvm::AllocaInst* a_matrix, llvm::AllocaInst* b_matrix, Value* row,
@@ -148,13 +237,50 @@ Value* call_dot_between(FunctionLowering& lowering, DotForm dot, Value* a, Value
   return d;
 }
 
-// mma.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c; the
-// sparse mma.sp, which parses and checks, is not lowered yet.
-void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
-  if (has_word(instruction, "sp") || has_word(instruction, "sp::ordered_metadata")) {
-    lowering.error(instruction.location, "'mma.sp' is not supported yet");
-    return;
+// mma.sp's D: for each of the lane's elements, C plus the dot product of A's kept elements in
+// its row with the rows of B that the metadata names, which a tensor core sums as a dense
+// product of k/2 terms.
+std::vector<Value*> sparse_products(FunctionLowering& lowering, const MmaForm& form, const SparseMetadata& sparse, uint32_t selector,
+                                    const std::vector<llvm::AllocaInst*>& matrices, DotForm dot, Layout d_layout,
+                                    const std::function<Value*(uint32_t index)>& c_of) {
+  auto& builder = lowering.builder();
+  auto [first_row, first_column] = first_position(lowering, d_layout, lane_id(lowering));
+  const uint32_t kept = form.k / 2;
+  llvm::Type* element = builder.getIntNTy(element_bits(form.input));
+  // Per row of the lane's: B's rows for its kept elements, in the lane's columns.
+  std::vector<std::pair<uint32_t, llvm::AllocaInst*>> gathered;
+  auto gathered_for = [&](uint32_t row_offset, Value* row) {
+    for (auto& [offset, rows] : gathered)
+      if (offset == row_offset) return rows;
+    llvm::AllocaInst* rows = thread_array(builder, element, kept * form.n);
+    counted_loop(builder, builder.getInt32(kept), [&](Value* index) {
+      // A lane's elements of D lie in two columns of a row (c_pairs).
+      for (uint32_t column = 0; column < 2; ++column) {
+        Value* lane_column = builder.CreateAdd(first_column, builder.getInt32(column));
+        Value* value = sparse_b_element(builder, sparse, matrices[2], selector, matrices[1], form.n, row, index, lane_column);
+        builder.CreateStore(value, array_element(builder, rows, builder.CreateAdd(builder.CreateMul(index, builder.getInt32(form.n)), lane_column)));
+      }
+    });
+    gathered.emplace_back(row_offset, rows);
+    return rows;
+  };
+  std::vector<Value*> results;
+  for (uint32_t index = 0; index < form.accumulators; ++index) {
+    Position offset = d_layout(0, index);
+    Value* row = builder.CreateAdd(first_row, builder.getInt32(offset.row));
+    Value* column = builder.CreateAdd(first_column, builder.getInt32(offset.column));
+    llvm::AllocaInst* rows = gathered_for(offset.row, row);
+    Value* a = array_element(builder, matrices[0], builder.CreateMul(row, builder.getInt32(kept)));
+    results.push_back(call_dot_between(lowering, dot, a, array_element(builder, rows, column), c_of(index), form.accumulator));
   }
+  return results;
+}
+
+// mma{.sp}.sync.aligned.shape.alayout.blayout[.satfinite].dtype.atype.btype.ctype d, a, b, c; and
+// with .sp (or .sp::ordered_metadata, the same where the indices of each chunk come in order),
+// e, f: A's kept elements, their metadata e and the selector f of the lanes whose e counts.
+void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
+  const bool sparse = has_word(instruction, "sp") || has_word(instruction, "sp::ordered_metadata");
   auto& builder = lowering.builder();
   const auto& words = instruction.qualifiers.other;
   const auto& operands = instruction.operands;
@@ -167,8 +293,9 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
     if (std::optional<Element> element = element_named(modifier.word)) types.push_back(*element);
   bool mixable = types.size() == 4 && ((is_integer(types[1]) && is_integer(types[2]) && element_bits(types[1]) == element_bits(types[2])) ||
                                         (is_eight_bit_float(types[1]) && is_eight_bit_float(types[2])));
-  if (operands.size() != 4 || types.size() != 4 || (types[1] != types[2] && !mixable)) {
-    lowering.error(instruction.location, "mma needs d, a, b and c and the four types .dtype.atype.btype.ctype");
+  if (operands.size() != (sparse ? 6u : 4u) || types.size() != 4 || (types[1] != types[2] && !mixable)) {
+    lowering.error(instruction.location, sparse ? "mma.sp needs d, a, b, c, e and f and the four types .dtype.atype.btype.ctype"
+                                                : "mma needs d, a, b and c and the four types .dtype.atype.btype.ctype");
     return;
   }
   // What ptxas takes: .f32 D from .f16 C in m8n8k4, and otherwise D and C of one type.
@@ -189,11 +316,28 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
     lowering.error(instruction.location, "mma with .b1 inputs needs .and.popc or .xor.popc");
     return;
   }
-  std::optional<MmaForm> form = find_form(shape, types[1], d_type, layouts[0] == "row", layouts[1] == "col");
+  std::optional<MmaForm> form = sparse ? find_sparse_form(shape, types[1], d_type, layouts[0] == "row", layouts[1] == "col")
+                                        : find_form(shape, types[1], d_type, layouts[0] == "row", layouts[1] == "col");
   if (!form) {
-    lowering.error(instruction.location, "mma." + std::string(shape) + "." + std::string(layouts[0]) + "." + std::string(layouts[1]) +
-                                             " with these types is not supported yet");
+    lowering.error(instruction.location, std::string(sparse ? "mma.sp." : "mma.") + std::string(shape) + "." + std::string(layouts[0]) +
+                                             "." + std::string(layouts[1]) + " with these types is not supported yet");
     return;
+  }
+  const SparseMetadata metadata{element_bits(form->input), form->k};
+  uint32_t selector = 0;
+  if (sparse) {
+    const Operand& written = operands[5];
+    if (written.kind != Operand::Kind::integer || written.integer >= metadata.written_selectors()) {
+      lowering.error(written.location, "mma.sp." + std::string(shape) + "'s sparsity selector is a constant from 0 to " +
+                                           std::to_string(metadata.written_selectors() - 1));
+      return;
+    }
+    selector = static_cast<uint32_t>(written.integer);
+    if (selector >= metadata.selectors()) {
+      emit_trap(lowering, intrinsics::illegal_instruction);
+      lowering.continue_after_terminator();
+      return;
+    }
   }
   uint32_t input_bits = element_bits(form->input);
   uint32_t register_bits = input_bits == 64 ? 64 : 32;
@@ -215,33 +359,44 @@ void lower_mma(FunctionLowering& lowering, const Instruction& instruction) {
   }
   // C passes between lanes where its layout is not D's (m8n8k4: .f16 C, .f32 D).
   const Layout c_layout = form->accumulator_layout(c_type), d_layout = form->accumulator_layout(d_type);
-  std::vector<Fragment> fragments{{a_registers, input_bits, form->a.layout, form->m, form->k},
+  std::vector<Fragment> fragments{{a_registers, input_bits, form->a.layout, form->m, sparse ? form->k / 2 : form->k},
                                   {b_registers, input_bits, form->b.layout, form->k, form->b_columns()}};
   if (c_layout != d_layout) fragments.push_back({c_registers, c_packing.bits, c_layout, form->m, form->n});
+  // Every lane's metadata, lane by lane: the selector's lanes are known only here.
+  if (sparse)
+    fragments.push_back({{lowering.read(operands[4], ScalarType::b32)}, 32, [](uint32_t lane, uint32_t) { return Position{lane, 0}; },
+                         warp_size, 1});
   offer_fragments(lowering, fragments);
   // What follows the exchange is the same at every mma.sync of the form: one function of the
   // module's, (context, C's registers) -> D's registers, that each calls. Written out at each,
   // it was most of the code of a tensor-core kernel (256 mma.sync in a cutlass kernel of
   // libcublas: 71,000 instructions after optimisation).
   auto* registers_type = llvm::ArrayType::get(builder.getIntNTy(d_packing.register_bits), destinations.size());
-  Value* d_registers = lowering.call_helper(form_name(instruction), registers_type, c_registers, [&](llvm::Function& helper) {
+  std::string helper_name = form_name(instruction) + (sparse ? ".selector" + std::to_string(selector) : "");
+  Value* d_registers = lowering.call_helper(helper_name, registers_type, c_registers, [&](llvm::Function& helper) {
     std::vector<llvm::AllocaInst*> matrices = place_fragments(lowering, fragments);
-    auto [first_row, first_column] = first_position(lowering, d_layout, lane_id(lowering));
-    DotForm dot{types[1], types[2], form->accumulator, form->k, form->b_columns(), form->k, has_word(instruction, "satfinite"),
-                has_word(instruction, "xor")};
+    auto c_of = [&](uint32_t index) { return c_packing.element(builder, helper.getArg(1 + index / c_packing.per_register), index); };
     std::vector<Value*> results;
-    for (uint32_t index = 0; index < form->accumulators; ++index) {
-      Value* row = builder.CreateAdd(first_row, builder.getInt32(d_layout(0, index).row));
-      Value* column = builder.CreateAdd(first_column, builder.getInt32(d_layout(0, index).column));
-      // A quad pair's B columns begin at 8q, as its rows do.
-      Value* b_column = form->quad_pairs ? builder.CreateAdd(column, builder.CreateAnd(row, ~7u)) : column;
-      auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, b_column, form->k);
-      Value* c = c_layout != d_layout
-                     ? builder.CreateLoad(builder.getIntNTy(c_packing.bits),
-                                          array_element(builder, matrices[2], builder.CreateAdd(builder.CreateMul(row, builder.getInt32(form->n)), column)))
-                     : c_packing.element(builder, helper.getArg(1 + index / c_packing.per_register), index);
-      results.push_back(form->quad_pairs ? quad_pair_dot(lowering, DotTerms{a, b, form->b_columns()}, c, c_type, d_type)
-                                         : call_dot_between(lowering, dot, a, b, c, c_type));
+    if (sparse) {
+      DotForm dot{types[1], types[2], form->accumulator, form->k / 2, form->n, form->k / 2, has_word(instruction, "satfinite")};
+      results = sparse_products(lowering, *form, metadata, selector, matrices, dot, d_layout, c_of);
+    } else {
+      auto [first_row, first_column] = first_position(lowering, d_layout, lane_id(lowering));
+      DotForm dot{types[1], types[2], form->accumulator, form->k, form->b_columns(), form->k, has_word(instruction, "satfinite"),
+                  has_word(instruction, "xor")};
+      for (uint32_t index = 0; index < form->accumulators; ++index) {
+        Value* row = builder.CreateAdd(first_row, builder.getInt32(d_layout(0, index).row));
+        Value* column = builder.CreateAdd(first_column, builder.getInt32(d_layout(0, index).column));
+        // A quad pair's B columns begin at 8q, as its rows do.
+        Value* b_column = form->quad_pairs ? builder.CreateAdd(column, builder.CreateAnd(row, ~7u)) : column;
+        auto [a, b] = dot_rows(lowering, matrices[0], matrices[1], row, b_column, form->k);
+        Value* c = c_layout != d_layout
+                       ? builder.CreateLoad(builder.getIntNTy(c_packing.bits),
+                                            array_element(builder, matrices[2], builder.CreateAdd(builder.CreateMul(row, builder.getInt32(form->n)), column)))
+                       : c_of(index);
+        results.push_back(form->quad_pairs ? quad_pair_dot(lowering, DotTerms{a, b, form->b_columns()}, c, c_type, d_type)
+                                           : call_dot_between(lowering, dot, a, b, c, c_type));
+      }
     }
     Value* packed = llvm::PoisonValue::get(registers_type);
     for (uint32_t destination = 0; destination < destinations.size(); ++destination)

@@ -225,6 +225,10 @@ void device_trap(const ptx::host_abi::BlockFrame*) {
   abandon_current_block(ErrorCode::launch_failed, "trap");
 }
 
+void device_illegal_instruction(const ptx::host_abi::BlockFrame*) {
+  abandon_current_block(ErrorCode::illegal_instruction, "an instruction the GPU refuses as written");
+}
+
 void device_stack_overflow(const ptx::host_abi::BlockFrame* frame, uint64_t bytes) {
   logger().error("alloca of {} bytes does not fit a thread's stack of {} bytes; cuCtxSetLimit(CU_LIMIT_STACK_SIZE) "
                  "sets its size",

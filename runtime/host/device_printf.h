@@ -29,6 +29,8 @@ void device_assert_fail(const char* message, const char* file, uint32_t line, co
 
 // __xcuda_trap: abandons the block, failing the launch with ErrorCode::launch_failed.
 [[noreturn]] void device_trap(const ptx::host_abi::BlockFrame* frame);
+// __xcuda_illegal_instruction: fails the launch with ErrorCode::illegal_instruction.
+[[noreturn]] void device_illegal_instruction(const ptx::host_abi::BlockFrame* frame);
 
 // __xcuda_stack_overflow: an alloca of `bytes` found no room on its thread's stack. Logs the
 // stack's size and how to raise it, and fails the launch with ErrorCode::illegal_address.

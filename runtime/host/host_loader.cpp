@@ -204,6 +204,7 @@ Expected<std::unique_ptr<LoadedModule>> HostLoader::load(const ptx::CompileResul
   callbacks.insert(callback(abi::vprintf_symbol, &device_vprintf));
   callbacks.insert(callback(abi::assert_fail_symbol, &device_assert_fail));
   callbacks.insert(callback(abi::trap_symbol, &device_trap));
+  callbacks.insert(callback(abi::illegal_instruction_symbol, &device_illegal_instruction));
   callbacks.insert(callback(abi::stack_overflow_symbol, &device_stack_overflow));
   callbacks.insert(callback(abi::try_cancel_symbol, &try_cancel_block));
   callbacks.insert(callback(abi::set_conditional_symbol, &device_set_conditional));

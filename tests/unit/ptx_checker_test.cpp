@@ -135,16 +135,21 @@ TEST(PtxChecker, ChecksEightBitMatrixAccesses) {
         << form;
 }
 
-// mma.sp, which ptxas takes, parses and checks, and is reported at its statement as not lowered
-// yet; a .b1 mma without its operation is reported as ptxas reports it.
-TEST(PtxChecker, ReportsUnloweredMatrixForms) {
+// mma.sp's sparsity selector is a constant naming lanes of a group that the shape has; a .b1
+// mma without its operation is reported as ptxas reports it.
+TEST(PtxChecker, ReportsMalformedMatrixForms) {
   const std::pair<std::string, std::string> forms[] = {
-      {"mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r1}, "
-       "{%f1, %f2, %f3, %f4}, %r2, 0x0;",
-       "k.ptx:13:2: 'mma.sp' is not supported yet"},
-      {"mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r3, %r4}, "
-       "{%f1, %f2, %f3, %f4}, %r2, 0x0;",
-       "k.ptx:13:2: 'mma.sp' is not supported yet"},
+      {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r5, %r6}, "
+       "{%f1, %f2, %f3, %f4}, %r2, 4;",
+       "k.ptx:13:128: mma.sp.m16n8k16's sparsity selector is a constant from 0 to 3"},
+      {"mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, "
+       "{%r5, %r6, %r7, %r1}, {%r1, %r2, %r3, %r4}, %r2, %r3;",
+       "k.ptx:13:164: mma.sp.m16n8k64's sparsity selector is a constant from 0 to 0"},
+      {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
+       "k.ptx:13:2: mma.sp needs d, a, b, c, e and f and the four types .dtype.atype.btype.ctype"},
+      {"mma.sp.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r5, %r6}, "
+       "{%f1, %f2, %f3, %f4}, %r2, 0;",
+       "k.ptx:13:2: mma.sp.m16n8k8.row.col with these types is not supported yet"},
       {"mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32 {%r1, %r2}, {%r3}, {%r4}, {%r5, %r6};",
        "k.ptx:13:2: mma with .b1 inputs needs .and.popc or .xor.popc"},
   };

@@ -253,7 +253,7 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, const Pro
       builder.CreateRet(builder.CreateAddrSpaceCast(base, builder.getPtrTy()));
     } else if (name == intrinsics::barrier) {
       define_barrier(builder);
-    } else if (name == intrinsics::trap) {
+    } else if (name == intrinsics::trap || name == intrinsics::illegal_instruction) {
       builder.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
       builder.CreateUnreachable();
     } else if (name == intrinsics::in_shared_window || name == intrinsics::in_local_window) {

@@ -298,9 +298,10 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
     Value* context = function->getArg(0);
     if (name == intrinsics::shared_base) {
       builder.CreateRet(frame_field(builder, context, offsetof(BlockFrame, shared_memory), builder.getPtrTy()));
-    } else if (name == intrinsics::trap) {
+    } else if (name == intrinsics::trap || name == intrinsics::illegal_instruction) {
       auto* pointer = builder.getPtrTy();
-      llvm::FunctionCallee runtime = module.getOrInsertFunction(host_abi::trap_symbol, builder.getVoidTy(), pointer);
+      const char* symbol = name == intrinsics::trap ? host_abi::trap_symbol : host_abi::illegal_instruction_symbol;
+      llvm::FunctionCallee runtime = module.getOrInsertFunction(symbol, builder.getVoidTy(), pointer);
       Value* frame = builder.CreateLoad(pointer, builder.CreateConstGEP1_64(builder.getInt8Ty(), context, frame_offset));
       builder.CreateCall(runtime, {frame})->setDoesNotReturn();
       builder.CreateUnreachable();
