@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace xcuda::ptx {
@@ -378,17 +379,11 @@ class Parser {
     return truth(!less(left, right));  // >=
   }
 
-  // The displacement after a base address: its `+ term` and `- term` summed, each term a product
-  // such as `8`, `4*2` or `(1<<3)`; 0 where none follows.
+  // The displacement after a base address: `+` and a constant expression (`+8`, `+-4`, `+4*2-1`),
+  // 0 where none follows. As in ptxas, a `-` right after the base is no displacement.
   int64_t displacement() {
-    int64_t sum = 0;
-    while (peek().is_punctuation('+') || peek().is_punctuation('-')) {
-      bool subtract = next().is_punctuation('-');
-      SourceLocation location = peek().location;
-      auto term = static_cast<int64_t>(integer_operand(binary_expression(multiplicative_precedence, 0), location).bits);
-      sum += subtract ? -term : term;
-    }
-    return sum;
+    if (!accept_punctuation('+')) return 0;
+    return static_cast<int64_t>(integer_expression());
   }
 
   uint32_t small_integer(std::string_view what) {
@@ -615,11 +610,14 @@ class Parser {
     }
   }
 
-  // The initial values of `declaration`, in memory order. Braces group values without padding
+  // The initial values of `declaration`, in memory order. Their braces follow its type as ptxas
+  // wants them: a level for each array dimension, with at most that many entries, one for a
+  // vector, with exactly its width, and none around a scalar. They group values without padding
   // them: ptxas lays `{{1}, {3, 4}}` out as 1, 3, 4 (an H100 read a[0][1] as 3), not as C would.
   // An array whose first dimension is left out takes as many elements as the values fill.
   void initializer(VariableDeclaration& declaration) {
-    initial_values(declaration.initializer, 0);
+    bool reported = false;
+    initial_values(declaration, 0, reported);
     if (!declaration.unsized_array || declaration.is_extern) return;
     uint64_t element = declaration.vector_width;
     // Saturates: absurd sizes stay absurd for the checker to report.
@@ -630,16 +628,40 @@ class Parser {
     declaration.unsized_array = false;
   }
 
-  void initial_values(std::vector<InitialValue>& values, int depth) {
-    if (depth > max_nesting) fail(peek().location, "initialiser nested too deeply");
+  // The values of brace level `level` of `declaration`'s initialiser (see initializer()). Braces
+  // that do not follow the type are reported, the first of them, and read all the same, so that
+  // the statement still ends where it does.
+  void initial_values(VariableDeclaration& declaration, size_t level, bool& reported) {
+    if (level > max_nesting) fail(peek().location, "initialiser nested too deeply");
+    auto report = [&](SourceLocation location, const std::string& message) {
+      if (!reported) diagnostics_.error(location, message);
+      reported = true;
+    };
+    // An unsized array's first dimension is not among array_dimensions yet.
+    const size_t array_levels = declaration.array_dimensions.size() + (declaration.unsized_array ? 1 : 0);
+    const bool vector = declaration.vector_width > 1 && level == array_levels;
+    const bool braced = level < array_levels || vector;
+    SourceLocation location = peek().location;
     if (!accept_punctuation('{')) {
-      values.push_back(initial_value());
+      if (braced)
+        report(location, std::string("expected '{' around the initial values of ") + (vector ? "a vector" : "an array dimension") +
+                             " of '" + declaration.name + "'");
+      declaration.initializer.push_back(initial_value());
       return;
     }
+    if (!braced) report(location, "'" + declaration.name + "' takes a scalar here, not braces");
+    uint64_t entries = 0;
     do {
-      initial_values(values, depth + 1);
+      initial_values(declaration, level + 1, reported);
+      ++entries;
     } while (accept_punctuation(','));
     expect_punctuation('}');
+    if (vector && entries != declaration.vector_width)
+      report(location, "'" + declaration.name + "' is a .v" + std::to_string(declaration.vector_width) +
+                           " variable: each of its vectors takes " + std::to_string(declaration.vector_width) + " initial values");
+    const bool sized = level > 0 || !declaration.unsized_array;
+    if (braced && !vector && sized && entries > declaration.array_dimensions[level - (declaration.unsized_array ? 1 : 0)])
+      report(location, "too many initial values for '" + declaration.name + "'");
   }
 
   InitialValue initial_value() {
@@ -752,11 +774,21 @@ class Parser {
     } while (accept_punctuation(','));
   }
 
+  // The directives after a function's header: a kernel's performance tuning and .pragma, or a
+  // .func's .noreturn and ABI register counts (.abi_preserve, PTX 9.0), which mean nothing to
+  // the host; as in ptxas, each only where it belongs.
   void performance_directives(Function& function) {
     uint64_t cluster_blocks = 1;
     std::optional<SourceLocation> blocks_are_clusters;
+    static constexpr std::string_view function_only[] = {".noreturn", ".abi_preserve", ".abi_preserve_control"};
+    static constexpr std::string_view kernel_only[] = {".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxnctapersm",
+                                                       ".maxclusterrank", ".reqnctapercluster", ".explicitcluster",
+                                                       ".blocksareclusters", ".pragma"};
+    const std::span<const std::string_view> misplaced = function.is_entry ? std::span<const std::string_view>(function_only) : std::span<const std::string_view>(kernel_only);
     while (peek().kind == TokenKind::dot_word) {
       std::string_view word = peek().text;
+      if (std::ranges::find(misplaced, word) != misplaced.end())
+        fail(peek().location, "'" + std::string(word) + "' applies to " + (function.is_entry ? "a .func, not a kernel" : "a kernel (.entry), not a .func"));
       if (word == ".maxntid") {
         next();
         thread_counts(function.max_threads);
@@ -766,7 +798,8 @@ class Parser {
       } else if (word == ".minnctapersm") {
         next();
         function.min_blocks_per_multiprocessor = small_integer("a block count");
-      } else if (word == ".maxnreg" || word == ".maxnctapersm" || word == ".maxclusterrank") {
+      } else if (word == ".maxnreg" || word == ".maxnctapersm" || word == ".maxclusterrank" || word == ".abi_preserve" ||
+                 word == ".abi_preserve_control") {
         next();
         small_integer("a count");
       } else if (word == ".reqnctapercluster") {
@@ -775,6 +808,9 @@ class Parser {
         thread_counts(counts);
         cluster_blocks = uint64_t{std::max(counts[0], 1u)} * std::max(counts[1], 1u) * std::max(counts[2], 1u);
       } else if (word == ".noreturn" || word == ".explicitcluster") {
+        // A function that never returns has nothing to give back (ptxas: "Invalid directive").
+        if (word == ".noreturn" && !function.returns.empty())
+          fail(peek().location, "'" + function.name + "' returns values and cannot be .noreturn");
         next();
       } else if (word == ".blocksareclusters") {
         // Each block of the grid is then a cluster: the same launch where a cluster is one block,

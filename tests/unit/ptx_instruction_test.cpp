@@ -770,7 +770,7 @@ TEST(PtxInstructions, ModuleVariablesWithInitialisersAndAddresses) {
                       ".global .align 8 .u64 table[2] = {generic(message), message+2};\n"
                       ".const .align 4 .f32 values[3] = {1.5, 0f40000000, -2.5};\n"
                       ".global .align 8 .f64 wide = 0d4000000000000000;\n"
-                      ".global .align 4 .s32 numbers[4] = {-1, 0x10, {7}};\n"
+                      ".global .align 4 .s32 numbers[4] = {-1, 0x10, 7};\n"
                       ".visible .entry read(.param .u64 out)\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<6>;\n\t.reg .f32 %f<3>;\n"
                       "\tld.param.u64 %rd1, [out];\n\tld.global.u64 %rd2, [table+8];\n\tld.u8 %r1, [%rd2];\n"
                       "\tst.global.u32 [%rd1], %r1;\n\tld.const.f32 %f1, [values+8];\n\tst.global.f32 [%rd1+4], %f1;\n"

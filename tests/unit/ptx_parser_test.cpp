@@ -235,7 +235,7 @@ TEST(PtxParser, ReadsEveryModuleDirective) {
 .weak .global .align 4 .u32 weak_counter;
 .common .global .align 8 .b64 common_slot;
 .global .align 4 .u32 table[2][3] = {{1, 2, 3}, {4, 5, 6}};
-.global .align 8 .u64 pointers[3] = {table, generic(table)+4, table-4};
+.global .align 8 .u64 pointers[3] = {table, generic(table)+4, table+-4};
 .global .align 1 .u8 bytes[2] = {0xFF(table), 0xFF00(generic(table))};
 .const .align 8 .f64 offsets[2] = {0d3FF0000000000000, -1.5};
 .global .align 16 .v4 .u32 quad = {1, 2, 3, 4};
@@ -558,6 +558,45 @@ TEST(PtxParser, BlocksAreClustersOfOneBlockAndDisplacementsOnlyOnVariables) {
             std::vector<std::string>{"bad.ptx:4:21: .blocksareclusters with clusters of more than one block is not supported yet"});
   EXPECT_EQ(diagnostics_of(std::string(header) + ".visible .entry k()\n{\n  .reg .b32 %r<2>;\n  mov.b32 %r1, %r0+4;\n  ret;\n}\n"),
             std::vector<std::string>{"bad.ptx:7:16: only a variable's or function's address takes a displacement"});
+}
+
+// What ptxas refuses in a module's text (its own messages: "Initial value type mismatch",
+// "Greater number of elements in array initializer", "Incorrect number of elements in vector
+// initializer", "Parsing error near '-'", "Parsing error near '.maxnreg'"): initialisers whose
+// braces do not follow the type, a displacement that starts with '-', and a kernel's directives on
+// a .func or a .func's on a kernel. What it takes of each stays clean.
+TEST(PtxParser, ReportsWhatPtxasRefusesInInitialisersDisplacementsAndDirectives) {
+  const std::pair<std::string, std::string> refused[] = {
+      {".global .u32 a[2][2] = {1, 2, 3, 4};", "bad.ptx:4:25: expected '{' around the initial values of an array dimension of 'a'"},
+      {".global .u32 a[2][2] = {{1, 2, 3}, {4}};", "bad.ptx:4:25: too many initial values for 'a'"},
+      {".global .u32 a[4] = {{1, 2}, {3, 4}};", "bad.ptx:4:22: 'a' takes a scalar here, not braces"},
+      {".global .u32 a = {1};", "bad.ptx:4:18: 'a' takes a scalar here, not braces"},
+      {".global .u32 a[1] = 1;", "bad.ptx:4:21: expected '{' around the initial values of an array dimension of 'a'"},
+      {".global .v4 .u32 v = {1, 2};", "bad.ptx:4:22: 'v' is a .v4 variable: each of its vectors takes 4 initial values"},
+      {".global .v2 .u32 v = 1;", "bad.ptx:4:22: expected '{' around the initial values of a vector of 'v'"},
+      {".global .v2 .u32 a[2][2] = {{{1}}, {{5, 6}, {7, 8}}};", "bad.ptx:4:30: 'a' is a .v2 variable: each of its vectors takes 2 initial values"},
+      {".global .u32 g[2];\n.global .u64 p = g-4;", "bad.ptx:5:19: expected ';', found '-'"},
+      {".func f() .maxnreg 32\n{\n  ret;\n}", "bad.ptx:4:11: '.maxnreg' applies to a kernel (.entry), not a .func"},
+      {".visible .entry k() .noreturn\n{\n  ret;\n}", "bad.ptx:4:21: '.noreturn' applies to a .func, not a kernel"},
+      {".func (.param .b32 r) f() .noreturn\n{\n  ret;\n}", "bad.ptx:4:27: 'f' returns values and cannot be .noreturn"},
+  };
+  for (const auto& [text, problem] : refused)
+    EXPECT_EQ(diagnostics_of(std::string(header) + text + "\n"), std::vector<std::string>{problem}) << text;
+  EXPECT_EQ(diagnostics_of(std::string(header) + ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n  .reg .b32 %r<2>;\n"
+                                                 "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1-4];\n  ret;\n}\n"),
+            std::vector<std::string>{"bad.ptx:9:27: expected ']', found '-'"});
+  const std::string taken[] = {
+      ".global .u32 a[2][2] = {{1}, {3, 4}};",
+      ".global .u32 a[][2] = {{1, 2}, {3}};",
+      ".global .v2 .u32 a[2][2] = {{{1, 2}}, {{5, 6}, {7, 8}}};",
+      ".global .u32 g[4];\n.global .u64 p[3] = {g+-4, g+4-2, g+(1 ? 8 : 4) | 1};",
+      ".func f() .noreturn .abi_preserve 8 .abi_preserve_control 4\n{\n  ret;\n}",
+  };
+  for (const std::string& text : taken) EXPECT_TRUE(diagnostics_of(std::string(header) + text + "\n").empty()) << text;
+  EXPECT_TRUE(diagnostics_of(std::string(header) + ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n  .reg .b32 %r<2>;\n"
+                                                   "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1+-4];\n"
+                                                   "  ld.global.u32 %r1, [%rd1+4*2-1];\n  ret;\n}\n")
+                  .empty());
 }
 
 }  // namespace
