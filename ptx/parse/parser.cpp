@@ -730,7 +730,7 @@ class Parser {
     if (peek().kind != TokenKind::identifier) fail_expected("a function name");
     function.name = std::string(next().text);
     if (peek().is_punctuation('(')) function.parameters = parameter_list();
-    performance_directives(function);
+    function_directives(function);
     if (accept_punctuation(';')) {
       module_.functions.push_back(std::move(function));
       return;
@@ -777,18 +777,23 @@ class Parser {
   // The directives after a function's header: a kernel's performance tuning and .pragma, or a
   // .func's .noreturn and ABI register counts (.abi_preserve, PTX 9.0), which mean nothing to
   // the host; as in ptxas, each only where it belongs.
-  void performance_directives(Function& function) {
+  void function_directives(Function& function) {
     uint64_t cluster_blocks = 1;
     std::optional<SourceLocation> blocks_are_clusters;
-    static constexpr std::string_view function_only[] = {".noreturn", ".abi_preserve", ".abi_preserve_control"};
-    static constexpr std::string_view kernel_only[] = {".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".maxnctapersm",
-                                                       ".maxclusterrank", ".reqnctapercluster", ".explicitcluster",
-                                                       ".blocksareclusters", ".pragma"};
-    const std::span<const std::string_view> misplaced = function.is_entry ? std::span<const std::string_view>(function_only) : std::span<const std::string_view>(kernel_only);
+    using Words = std::span<const std::string_view>;
+    static constexpr std::string_view function_only[] = {".noreturn", ".abi_preserve",
+                                                         ".abi_preserve_control"};
+    static constexpr std::string_view kernel_only[] = {
+        ".maxntid",        ".reqntid",           ".minnctapersm",     ".maxnreg",
+        ".maxnctapersm",   ".maxclusterrank",    ".reqnctapercluster", ".explicitcluster",
+        ".blocksareclusters", ".pragma"};
+    const Words misplaced = function.is_entry ? Words(function_only) : Words(kernel_only);
     while (peek().kind == TokenKind::dot_word) {
       std::string_view word = peek().text;
       if (std::ranges::find(misplaced, word) != misplaced.end())
-        fail(peek().location, "'" + std::string(word) + "' applies to " + (function.is_entry ? "a .func, not a kernel" : "a kernel (.entry), not a .func"));
+        fail(peek().location, "'" + std::string(word) + "' applies to " +
+                                  (function.is_entry ? "a .func, not a kernel"
+                                                     : "a kernel (.entry), not a .func"));
       if (word == ".maxntid") {
         next();
         thread_counts(function.max_threads);
