@@ -145,6 +145,9 @@ TEST(PtxChecker, ReportsMalformedMatrixForms) {
       {"mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, "
        "{%r5, %r6, %r7, %r1}, {%r1, %r2, %r3, %r4}, %r2, %r3;",
        "k.ptx:13:164: mma.sp.m16n8k64's sparsity selector is a constant from 0 to 0"},
+      {"mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, "
+       "{%r5, %r6, %r7, %r1}, {%f1, %f2, %f3, %f4}, %r2, 2;",
+       "k.ptx:13:150: mma.sp.m16n8k32's sparsity selector is a constant from 0 to 1"},
       {"mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r5, %r6}, {%f1, %f2, %f3, %f4};",
        "k.ptx:13:2: mma.sp needs d, a, b, c, e and f and the four types .dtype.atype.btype.ctype"},
       {"mma.sp.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2}, {%r5, %r6}, "
