@@ -9,6 +9,7 @@
 #include "check/instruction_set.h"
 #include "check/qualifiers.h"
 #include "check/special_registers.h"
+#include "check/targets.h"
 #include "check/tensor_memory.h"
 
 namespace xcuda::ptx {
@@ -53,6 +54,7 @@ class ModuleChecker {
   ModuleChecker(Module& module, DiagnosticSink& diagnostics) : module_(module), diagnostics_(diagnostics) {}
 
   void run();
+  void check_target();
   void resolve_alias(const FunctionAlias& alias);
   void check_masked_address(const VariableDeclaration& variable, const InitialValue& value);
 
@@ -526,7 +528,25 @@ class FunctionChecker {
   std::unordered_map<std::string, SourceLocation> labels_;
 };
 
+// .target names an architecture ptxas knows, one that the module's .version has ("PTX .version
+// 7.4 does not support .target sm_89"). A .version newer than 9.0 passes: NVIDIA's driver refuses
+// one newer than its own, but such a module may hold nothing PTX 9.0 lacks, and xcuda tries it.
+void ModuleChecker::check_target() {
+  if (module_.target.empty()) return;
+  std::optional<uint32_t> needed = minimum_version(module_.target);
+  if (!needed) {
+    diagnostics_.error(module_.target_location, "unknown .target '" + module_.target + "'");
+    return;
+  }
+  std::optional<uint32_t> version = version_number(module_.version);
+  if (version && *version < *needed)
+    diagnostics_.error(module_.target_location, "PTX .version " + module_.version + " does not support .target " + module_.target +
+                                                    ", which needs .version " + std::to_string(*needed / 10) + "." +
+                                                    std::to_string(*needed % 10));
+}
+
 void ModuleChecker::run() {
+  check_target();
   // Host code addresses memory with 64-bit pointers, which 32-bit PTX registers cannot hold.
   if (module_.address_size != 64)
     diagnostics_.error(module_.address_size_location, ".address_size " + std::to_string(module_.address_size) +

@@ -216,6 +216,7 @@ struct FunctionAlias {
 struct Module {
   std::string version;  // "9.0"
   std::string target;   // "sm_80"
+  SourceLocation version_location, target_location;
   uint32_t address_size = 64;
   SourceLocation address_size_location;
   std::vector<FunctionAlias> aliases;

@@ -431,10 +431,12 @@ class Parser {
     if (word == ".version") {
       next();
       if (peek().kind != TokenKind::float_literal && peek().kind != TokenKind::integer) fail_expected("a version number");
+      module_.version_location = peek().location;
       module_.version = std::string(next().text);
     } else if (word == ".target") {
       next();
       if (peek().kind != TokenKind::identifier) fail_expected("a target name");
+      module_.target_location = peek().location;
       module_.target = std::string(next().text);
       while (accept_punctuation(',')) {
         if (peek().kind != TokenKind::identifier) fail_expected("a target option");

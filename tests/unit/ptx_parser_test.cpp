@@ -228,7 +228,7 @@ Module parse_clean(std::string_view text) {
 // Every module-level directive of PTX ISA 9.0, each initialiser form, and an alias.
 TEST(PtxParser, ReadsEveryModuleDirective) {
   Module module = parse_clean(R"(
-.version 6.0
+.version 8.0
 .target sm_90a, debug
 .address_size 32
 .file 1 "seed.cu", 1700000000, 1234
@@ -244,7 +244,7 @@ TEST(PtxParser, ReadsEveryModuleDirective) {
 .alias twice_again, twice;
 .section .debug_abbrev { .b8 1 .b8 17 }
 )");
-  EXPECT_EQ(module.version, "6.0");
+  EXPECT_EQ(module.version, "8.0");
   EXPECT_EQ(module.address_size, 32u);
   ASSERT_EQ(module.aliases.size(), 1u);
   EXPECT_EQ(module.aliases[0].alias, "twice_again");
@@ -564,7 +564,8 @@ TEST(PtxParser, BlocksAreClustersOfOneBlockAndDisplacementsOnlyOnVariables) {
 // "Greater number of elements in array initializer", "Incorrect number of elements in vector
 // initializer", "Parsing error near '-'", "Parsing error near '.maxnreg'"): initialisers whose
 // braces do not follow the type, a displacement that starts with '-', and a kernel's directives on
-// a .func or a .func's on a kernel. What it takes of each stays clean.
+// a .func or a .func's on a kernel, a .target the .version lacks. What it takes of each stays
+// clean.
 TEST(PtxParser, ReportsWhatPtxasRefusesInInitialisersDisplacementsAndDirectives) {
   const std::pair<std::string, std::string> refused[] = {
       {".global .u32 a[2][2] = {1, 2, 3, 4};", "bad.ptx:4:25: expected '{' around the initial values of an array dimension of 'a'"},
@@ -582,6 +583,19 @@ TEST(PtxParser, ReportsWhatPtxasRefusesInInitialisersDisplacementsAndDirectives)
   };
   for (const auto& [text, problem] : refused)
     EXPECT_EQ(diagnostics_of(std::string(header) + text + "\n"), std::vector<std::string>{problem}) << text;
+  // .target against .version, as ptxas 13 answered version by version.
+  const std::pair<std::string, std::string> targets[] = {
+      {".version 7.8\n.target sm_90a", "bad.ptx:2:9: PTX .version 7.8 does not support .target sm_90a, which needs .version 8.0"},
+      {".version 7.4\n.target sm_89", "bad.ptx:2:9: PTX .version 7.4 does not support .target sm_89, which needs .version 7.8"},
+      {".version 8.7\n.target sm_100f", "bad.ptx:2:9: PTX .version 8.7 does not support .target sm_100f, which needs .version 8.8"},
+      {".version 9.0\n.target sm_90f", "bad.ptx:2:9: unknown .target 'sm_90f'"},
+      {".version 9.0\n.target sm_999", "bad.ptx:2:9: unknown .target 'sm_999'"},
+  };
+  for (const auto& [text, problem] : targets)
+    EXPECT_EQ(diagnostics_of(text + "\n.address_size 64\n"), std::vector<std::string>{problem}) << text;
+  for (std::string_view text : {".version 8.0\n.target sm_90a", ".version 8.8\n.target sm_100f", ".version 9.0\n.target compute_120",
+                                ".version 6.0\n.target sm_52", ".version 9.1\n.target sm_90"})
+    EXPECT_TRUE(diagnostics_of(std::string(text) + "\n.address_size 64\n").empty()) << text;
   EXPECT_EQ(diagnostics_of(std::string(header) + ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n  .reg .b32 %r<2>;\n"
                                                  "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1-4];\n  ret;\n}\n"),
             std::vector<std::string>{"bad.ptx:9:27: expected ']', found '-'"});
