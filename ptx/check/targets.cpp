@@ -1,5 +1,6 @@
 #include "check/targets.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace xcuda::ptx {
