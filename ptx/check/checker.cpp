@@ -8,6 +8,7 @@
 
 #include "check/instruction_set.h"
 #include "check/qualifiers.h"
+#include "check/requirements.h"
 #include "check/special_registers.h"
 #include "check/targets.h"
 #include "check/tensor_memory.h"
@@ -60,6 +61,7 @@ class ModuleChecker {
 
   DiagnosticSink& diagnostics() { return diagnostics_; }
   const Module& module() const { return module_; }
+  ModuleLevel level() const { return level_; }
 
   std::optional<uint32_t> variable(const std::string& name) const {
     auto found = variables_.find(name);
@@ -75,6 +77,7 @@ class ModuleChecker {
  private:
   Module& module_;
   DiagnosticSink& diagnostics_;
+  ModuleLevel level_ = module_level(module_);
   std::unordered_map<std::string, uint32_t> variables_;
   std::unordered_map<std::string, uint32_t> functions_;
 };
@@ -148,6 +151,7 @@ class FunctionChecker {
       error(declaration.location, "only .extern .shared arrays may leave their size out");
     if (declaration.type == ScalarType::pred && declaration.space != StateSpace::reg)
       error(declaration.location, "a predicate can only be a register");
+    for (std::string& message : unmet_requirements(declaration, module_.level())) error(declaration.location, std::move(message));
   }
 
   // Finds a name in the innermost scope that declares it.
@@ -236,6 +240,7 @@ class FunctionChecker {
         error(predicate.location, "'" + predicate.name + "' is not a predicate register");
     }
     if (!decode_qualifiers(instruction, *signature, module_.diagnostics())) return;
+    for (std::string& message : unmet_requirements(instruction, module_.level())) error(instruction.location, std::move(message));
     if (instruction.opcode == "call") {
       check_call(instruction);
       return;
@@ -562,6 +567,7 @@ void ModuleChecker::run() {
       diagnostics_.error(variable.location, "only .extern .shared arrays may leave their size out");
     if (variable.type == ScalarType::pred)
       diagnostics_.error(variable.location, "a predicate can only be a register");
+    for (std::string& message : unmet_requirements(variable, level_)) diagnostics_.error(variable.location, std::move(message));
     // A .v4 element takes four initial values.
     uint32_t scalar_bytes = std::max(1u, variable.element_bytes() / variable.vector_width);
     if (!variable.initializer.empty() && variable.initializer.size() > variable.size_in_bytes() / scalar_bytes)

@@ -633,7 +633,7 @@ TEST(SpecialRegisters, GlobalTimerAndEnvironment) {
 // mbarrier objects are a word updated by compare-and-swap (in LDS here); waiting lanes sleep.
 constexpr const char* staged_mbarrier = R"(
 .version 8.0
-.target sm_80
+.target sm_90
 .address_size 64
 .visible .entry staged(.param .u64 out)
 {

@@ -10,7 +10,7 @@ namespace {
 // Compiles one kernel body (declarations included) and returns its diagnostics; the body
 // starts on line 6.
 std::vector<std::string> check_body(std::string_view body) {
-  std::string text = ".version 9.0\n.target sm_80\n.address_size 64\n"
+  std::string text = ".version 9.0\n.target sm_100a\n.address_size 64\n"
                      ".func (.param .b32 result) twice(.param .b32 value)\n{\n\tret;\n}\n"
                      ".visible .entry k(.param .u64 p)\n{\n";
   text += body;
@@ -308,6 +308,45 @@ TEST(PtxChecker, ReportsAddressMasksPtxasRefuses) {
   EXPECT_EQ(diagnostics(".global .b8 bytes[1] = {0xFF(target)};"),
             Lines{"<ptx>:5:30: a byte of an address needs a .u8, .u32 or .u64 element, not .b8"});
   EXPECT_EQ(diagnostics(".global .u64 words[2] = {0xFF00000000000000(target), 0xFF(target+8)};"), Lines{});
+}
+
+// What an instruction, a modifier, a type or a special register needs of the module's .version
+// and .target, refused where they lack it as ptxas 13 refuses it (each expectation below is
+// ptxas's own answer for the same module; tests/unit/ptx_inputs/ptxas_requirements.py compares
+// the two compilers over every form and conformance case).
+TEST(PtxChecker, ReportsWhatTheModulesVersionAndTargetLack) {
+  auto diagnostics = [](std::string_view header, std::string_view body) {
+    CompileOptions options;
+    std::string text = std::string(header) + "\n.address_size 64\n.visible .entry k()\n{\n" + std::string(body) + "\n}\n";
+    Lines lines;
+    for (const auto& diagnostic : compile(text, options).diagnostics) lines.push_back(diagnostic.to_string());
+    return lines;
+  };
+  const std::string_view registers = ".reg .b32 %r<4>; .reg .b16 %h<4>; .reg .f32 %f<4>; .reg .pred %p<2>; ";
+  EXPECT_EQ(diagnostics(".version 7.0\n.target sm_75", std::string(registers) + "redux.sync.add.u32 %r1, %r2, 0xffffffff;"),
+            Lines{"<ptx>:6:70: 'redux' requires .target sm_80 or higher"});
+  EXPECT_EQ(diagnostics(".version 6.5\n.target sm_80", std::string(registers) + "redux.sync.add.u32 %r1, %r2, 0xffffffff;"),
+            (Lines{"<ptx>:2:9: PTX .version 6.5 does not support .target sm_80, which needs .version 7.0",
+                   "<ptx>:6:70: 'redux' requires PTX ISA .version 7.0 or later"}));
+  EXPECT_EQ(diagnostics(".version 7.0\n.target sm_80", std::string(registers) + "cvt.f32.bf16 %f1, %h1;"),
+            Lines{"<ptx>:6:70: 'cvt with .f32.bf16' requires PTX ISA .version 7.1 or later"});
+  EXPECT_EQ(diagnostics(".version 7.8\n.target sm_80", std::string(registers) + "add.rn.bf16 %h1, %h2, %h3;"),
+            Lines{"<ptx>:6:70: 'add.bf16' requires .target sm_90 or higher"});
+  EXPECT_EQ(diagnostics(".version 8.0\n.target sm_89", std::string(registers) + "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;"),
+            Lines{"<ptx>:6:70: 'cvt with .e4m3x2/.e5m2x2 on sm_89' requires PTX ISA .version 8.1 or later"});
+  EXPECT_EQ(diagnostics(".version 8.6\n.target sm_90", std::string(registers) + "min.f32 %f1, %f2, %f3, %f1;"),
+            (Lines{"<ptx>:6:70: 'min.f32 with 3 input operands' requires .target sm_100 or higher",
+                   "<ptx>:6:70: 'min.f32 with 3 input operands' requires PTX ISA .version 8.8 or later"}));
+  EXPECT_EQ(diagnostics(".version 7.8\n.target sm_80", std::string(registers) + "mov.u32 %r1, %cluster_ctarank;"),
+            Lines{"<ptx>:6:70: '%cluster_ctarank' requires .target sm_90 or higher"});
+  EXPECT_EQ(diagnostics(".version 8.2\n.target sm_90", ".reg .b128 %q;"), Lines{"<ptx>:6:12: 'Type .b128' requires PTX ISA .version 8.3 or later"});
+  // The same, where the module has what they need.
+  for (auto [header, instruction] : {std::pair{".version 7.0\n.target sm_80", "redux.sync.add.u32 %r1, %r2, 0xffffffff;"},
+                                     std::pair{".version 8.1\n.target sm_89", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;"},
+                                     std::pair{".version 7.8\n.target sm_90", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;"},
+                                     std::pair{".version 7.1\n.target sm_80", "cvt.f32.bf16 %f1, %h1;"},
+                                     std::pair{".version 6.0\n.target sm_52", "add.u32 %r1, %r2, %r3;"}})
+    EXPECT_EQ(diagnostics(header, std::string(registers) + instruction), Lines{}) << instruction;
 }
 
 }  // namespace

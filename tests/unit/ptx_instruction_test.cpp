@@ -42,7 +42,7 @@ class Snippet {
 
  private:
   static std::string wrap(std::string_view body) {
-    return std::string(".version 9.0\n.target sm_80\n.address_size 64\n"
+    return std::string(".version 9.0\n.target sm_100a\n.address_size 64\n"
                        ".visible .entry snippet(.param .u64 in, .param .u64 out)\n{\n"
                        "\t.reg .pred %p<8>;\n\t.reg .b16 %rs<8>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<16>;\n"
                        "\t.reg .f32 %f<16>;\n\t.reg .f64 %fd<16>;\n"
@@ -891,7 +891,7 @@ TEST(PtxInstructions, BrkptFailsTheLaunchOnlyWhereItIsReached) {
 // %pm0_64-7_64 read (their behaviour the ISA leaves undefined); %current_graph_exec is 0 outside
 // a device graph. Prefetches of tensor maps and membar.proxy.alias change nothing.
 TEST(PtxInstructions, ClockHalvesSharedMemorySizesAndPerformanceCounters) {
-  LoadedModule module(".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 4 .b32 cells[10];\n"
+  LoadedModule module(".version 8.1\n.target sm_90\n.address_size 64\n.shared .align 4 .b32 cells[10];\n"
                       ".visible .entry sizes(.param .u64 out)\n{\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<6>;\n"
                       "\tld.param.u64 %rd1, [out];\n\tprefetch.tensormap [%rd1];\n\tmembar.proxy.alias;\n"
                       "\tmov.u64 %rd2, %clock64;\n\tmov.u32 %r1, %clock_hi;\n\tmov.u64 %rd3, %clock64;\n"

@@ -45,7 +45,7 @@ class ElementKernel {
 
  private:
   static std::string prologue() {
-    return ".version 8.6\n.target sm_100a\n.address_size 64\n"
+    return ".version 8.7\n.target sm_100a\n.address_size 64\n"
            ".visible .entry convert(.param .u64 in, .param .u64 out, .param .u32 count)\n{\n"
            "\t.reg .pred %p1;\n\t.reg .b8 %c1;\n\t.reg .b16 %h1;\n\t.reg .b32 %a, %b, %d, %i, %n;\n"
            "\t.reg .f32 %fa, %fb;\n\t.reg .b64 %in, %out;\n"

@@ -39,7 +39,7 @@ std::vector<std::string> diagnostics_of(std::string_view source) {
   return lines;
 }
 
-constexpr std::string_view header = ".version 9.0\n.target sm_80\n.address_size 64\n";
+constexpr std::string_view header = ".version 9.0\n.target sm_100a\n.address_size 64\n";
 
 TEST(PtxParser, ReadsNvccOutput) {
   std::string text = read_input("kernels.ptx");

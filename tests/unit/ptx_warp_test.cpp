@@ -68,7 +68,7 @@ class WarpKernel {
   }
 
   static std::string wrap(std::string_view body) {
-    return std::string(".version 8.0\n.target sm_80\n.address_size 64\n"
+    return std::string(".version 9.0\n.target sm_100a\n.address_size 64\n"
                        ".visible .entry warp(.param .u64 in, .param .u64 first, .param .u64 second)\n{\n"
                        "\t.reg .pred %p<8>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<16>;\n"
                        "\t.shared .align 4 .b32 scratch[64];\n"
