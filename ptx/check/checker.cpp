@@ -61,7 +61,7 @@ class ModuleChecker {
 
   DiagnosticSink& diagnostics() { return diagnostics_; }
   const Module& module() const { return module_; }
-  ModuleLevel level() const { return level_; }
+  const ModuleLevel& level() const { return level_; }
 
   std::optional<uint32_t> variable(const std::string& name) const {
     auto found = variables_.find(name);

@@ -13,7 +13,9 @@ namespace {
 // (any, where empty) and its modifiers hold `words` in that order, not necessarily adjacent
 // (cvt.rn.f32.bf16 holds "f32 bf16", cvt.rn.bf16.f32 does not), and, where `operands` is not 0,
 // it has that many operands; and only for a .target from architecture `from` on and below
-// `below`, where that is not 0. A '*' in the feature's name stands for the opcode.
+// `below`, where that is not 0. A '*' in the feature's name stands for the opcode. Some features
+// exist only on architecture-specific targets: `only_on` lists them ("90a", "100a 103a"), or says
+// "specific" for any target with the a or f suffix.
 struct Rule {
   std::string_view feature;
   std::string_view opcodes;
@@ -22,13 +24,12 @@ struct Rule {
   uint32_t architecture;  // 80 for sm_80 or higher; 0 for any
   uint32_t operands = 0;
   uint32_t from = 0, below = 0;
+  std::string_view only_on = {};
 };
 
 // What ptxas 13.0 answered for every form of tests/unit/ptx_inputs/ptxas_forms.txt and every
 // conformance case, assembled under `.version 6.0` and `.target sm_50`, where it names each
 // requirement the instruction misses; tests/unit/ptx_inputs/ptxas_requirements.py asks again.
-// Architecture-specific targets (wgmma, setmaxnreg, cvt to .e2m1x2 ... want sm_90a or sm_100a
-// themselves rather than a number) are not told apart here: they pass at their number.
 constexpr Rule rules[] = {
     // Types and modifiers, on whichever instruction carries them.
     {".bf16", "", "bf16", 70, 80},
@@ -121,11 +122,11 @@ constexpr Rule rules[] = {
     {"cvt with .e4m3x2/.e5m2x2", "cvt", "e5m2x2", 78, 0, 0, 90},
     {"cvt with .e4m3x2/.e5m2x2 on sm_89", "cvt", "e4m3x2", 81, 0, 0, 89, 90},
     {"cvt with .e4m3x2/.e5m2x2 on sm_89", "cvt", "e5m2x2", 81, 0, 0, 89, 90},
-    {"cvt with .e2m1x2", "cvt", "e2m1x2", 86, 0},
-    {"cvt with .e2m3x2/.e3m2x2", "cvt", "e2m3x2", 86, 0},
-    {"cvt with .e2m3x2/.e3m2x2", "cvt", "e3m2x2", 86, 0},
-    {"cvt with .ue8m0x2", "cvt", "ue8m0x2", 86, 0},
-    {".rs", "cvt", "rs", 87, 0},
+    {"cvt with .e2m1x2", "cvt", "e2m1x2", 86, 0, 0, 0, 0, "100a 100f 103a 103f 110a 110f 120a 120f 121a 121f"},
+    {"cvt with .e2m3x2/.e3m2x2", "cvt", "e2m3x2", 86, 0, 0, 0, 0, "100a 100f 103a 103f 110a 110f 120a 120f 121a 121f"},
+    {"cvt with .e2m3x2/.e3m2x2", "cvt", "e3m2x2", 86, 0, 0, 0, 0, "100a 100f 103a 103f 110a 110f 120a 120f 121a 121f"},
+    {"cvt with .ue8m0x2", "cvt", "ue8m0x2", 86, 0, 0, 0, 0, "100a 100f 103a 103f 110a 110f 120a 120f 121a 121f"},
+    {".rs", "cvt", "rs", 87, 0, 0, 0, 0, "100a 103a"},
     {"cvt.pack", "cvt", "pack", 65, 72},
     {"cvt.pack with sub-byte type", "cvt", "pack s4", 65, 75},
     {"cvt.pack with sub-byte type", "cvt", "pack u4", 65, 75},
@@ -192,7 +193,7 @@ constexpr Rule rules[] = {
     {"scopes on mbarrier operations", "mbarrier", "cluster", 80, 0},
     {".relaxed on mbarrier.try_wait.parity", "mbarrier", "try_wait parity relaxed", 86, 90},
     {"redux", "redux", "", 70, 80},
-    {"redux.f32", "redux", "f32", 86, 0},
+    {"redux.f32", "redux", "f32", 86, 0, 0, 0, 0, "100a 100f 103a 103f"},
     {".abs on redux", "redux", "abs", 86, 86},
     {"match", "match", "", 0, 70},
     {"nanosleep", "nanosleep", "", 62, 70},
@@ -200,9 +201,10 @@ constexpr Rule rules[] = {
     {"elect", "elect", "", 80, 90},
     {"*", "mapa getctarank", "", 78, 90},
     {"griddepcontrol", "griddepcontrol", "", 78, 90},
-    {"setmaxnreg", "setmaxnreg", "", 80, 0},
+    {"setmaxnreg", "setmaxnreg", "", 80, 0, 0, 0, 0, "specific"},
     {"clusterlaunchcontrol", "clusterlaunchcontrol", "", 86, 100},
     {"tensormap", "tensormap", "", 83, 0},
+    {"tensormap.replace", "tensormap", "replace", 83, 0, 0, 0, 0, "specific"},
 
     // Matrix instructions.
     {"ldmatrix", "ldmatrix", "", 65, 75},
@@ -243,7 +245,7 @@ constexpr Rule rules[] = {
     {"WMMA with integer types", "wmma", "u8", 63, 72},
     {"WMMA with integer types", "wmma", "s32", 63, 72},
     {"WMMA with fp64 types", "wmma", "f64", 70, 80},
-    {"WGMMA", "wgmma", "", 80, 0},
+    {"WGMMA", "wgmma", "", 80, 0, 0, 0, 0, "90a"},
 };
 
 // Special registers, read by any instruction.
@@ -285,20 +287,28 @@ bool holds_in_order(const std::vector<Modifier>& modifiers, std::string_view wor
   return true;
 }
 
+// Whether a target ("90a", "100f") is one of `only_on`.
+bool offers(std::string_view only_on, std::string_view target) {
+  if (only_on == "specific") return target.ends_with('a') || target.ends_with('f');
+  return contains(only_on, target);
+}
+
 std::string version_text(uint32_t version) { return std::to_string(version / 10) + "." + std::to_string(version % 10); }
 
 // ptxas's two messages, for whichever of the two `level` lacks.
 void report(std::vector<std::string>& messages, std::string_view feature, uint32_t version, uint32_t architecture,
-            ModuleLevel level, std::string_view opcode = {}) {
+            const ModuleLevel& level, std::string_view opcode = {}, std::string_view only_on = {}) {
   std::string name;
   for (char letter : feature) name += letter == '*' ? std::string(opcode) : std::string(1, letter);
   if (level.architecture != 0 && level.architecture < architecture)
     messages.push_back("'" + name + "' requires .target sm_" + std::to_string(architecture) + " or higher");
+  else if (!only_on.empty() && !level.target.empty() && !offers(only_on, level.target))
+    messages.push_back("'" + name + "' is not supported on .target sm_" + level.target);
   if (level.version != 0 && level.version < version)
     messages.push_back("'" + name + "' requires PTX ISA .version " + version_text(version) + " or later");
 }
 
-void report_registers(std::vector<std::string>& messages, const Operand& operand, ModuleLevel level) {
+void report_registers(std::vector<std::string>& messages, const Operand& operand, const ModuleLevel& level) {
   for (const Operand& element : operand.elements) report_registers(messages, element, level);
   if (operand.kind != Operand::Kind::name) return;
   for (const RegisterRule& rule : register_rules)
@@ -313,24 +323,24 @@ ModuleLevel module_level(const Module& module) {
   std::string_view target = module.target;
   for (std::string_view prefix : {"sm_", "compute_"})
     if (target.starts_with(prefix)) target.remove_prefix(prefix.size());
-  std::from_chars(target.data(), target.data() + target.size(), level.architecture);
+  if (std::from_chars(target.data(), target.data() + target.size(), level.architecture).ec == std::errc{}) level.target = target;
   return level;
 }
 
-std::vector<std::string> unmet_requirements(const Instruction& instruction, ModuleLevel level) {
+std::vector<std::string> unmet_requirements(const Instruction& instruction, const ModuleLevel& level) {
   std::vector<std::string> messages;
   for (const Rule& rule : rules) {
     if (!rule.opcodes.empty() && !contains(rule.opcodes, instruction.opcode)) continue;
     if (rule.operands != 0 && instruction.operands.size() != rule.operands) continue;
     if (level.architecture < rule.from || (rule.below != 0 && level.architecture >= rule.below)) continue;
     if (holds_in_order(instruction.modifiers, rule.words))
-      report(messages, rule.feature, rule.version, rule.architecture, level, instruction.opcode);
+      report(messages, rule.feature, rule.version, rule.architecture, level, instruction.opcode, rule.only_on);
   }
   for (const Operand& operand : instruction.operands) report_registers(messages, operand, level);
   return messages;
 }
 
-std::vector<std::string> unmet_requirements(const VariableDeclaration& declaration, ModuleLevel level) {
+std::vector<std::string> unmet_requirements(const VariableDeclaration& declaration, const ModuleLevel& level) {
   std::vector<std::string> messages;
   if (declaration.type == ScalarType::b128) report(messages, "Type .b128", 83, 70, level);
   return messages;

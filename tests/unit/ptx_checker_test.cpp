@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "compiler.h"
@@ -30,10 +31,10 @@ TEST(PtxChecker, AcceptsAWellFormedBody) {
 }
 
 // The forms of a list in ptx_inputs (one instruction a line), compiled for the host in the one
-// kernel the list describes, the first form on line first_form_line. Returns the diagnostics;
-// `forms` counts the instructions.
+// kernel the list describes, the first form on line first_form_line, in a module for `target`.
+// Returns the diagnostics; `forms` counts the instructions.
 constexpr uint32_t first_form_line = 17;
-Lines compile_forms(const std::string& list, size_t& forms) {
+Lines compile_forms(const std::string& list, size_t& forms, const std::string& target = "sm_100a") {
   std::ifstream file(std::string(XCUDA_PTX_INPUTS) + "/" + list);
   EXPECT_TRUE(file) << list;
   std::string body, line;
@@ -43,7 +44,7 @@ Lines compile_forms(const std::string& list, size_t& forms) {
     body += "\t" + line + "\n";
     ++forms;
   }
-  std::string text = ".version 8.8\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+  std::string text = ".version 8.8\n.target " + target + "\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
                      "\t.reg .pred %p<8>;\n\t.reg .b16 %rs<8>;\n\t.reg .b16 %h<8>;\n\t.reg .b8 %b<8>;\n\t.reg .b32 %r<8>;\n"
                      "\t.reg .b64 %rd<8>;\n\t.reg .b128 %q<8>;\n\t.reg .f32 %f<12>;\n\t.reg .f64 %fd<8>;\n"
                      "\tld.param.u64 %rd1, [p];\n\tld.param.u64 %rd2, [p];\n" + body + "\tret;\n}\n";
@@ -58,9 +59,19 @@ Lines compile_forms(const std::string& list, size_t& forms) {
 // Every form in ptx_inputs/ptxas_forms.txt, which NVIDIA's ptxas takes, compiles for the host:
 // forms an ISA document lists but no compiler's output shows (isspacep without a type, packed
 // 16-bit integers, vector atomics ...) were refused before that list.
+// ptxas takes each form for sm_100a or, as wgmma, which only sm_90a has, for sm_90a: what one
+// target refuses, the other takes.
 TEST(PtxChecker, CompilesEveryFormPtxasTakes) {
   size_t forms = 0;
-  EXPECT_EQ(compile_forms("ptxas_forms.txt", forms), Lines{});
+  const Lines newer = compile_forms("ptxas_forms.txt", forms, "sm_100a");
+  const Lines older = compile_forms("ptxas_forms.txt", forms, "sm_90a");
+  auto place = [](const std::string& diagnostic) { return diagnostic.substr(0, diagnostic.find(':', diagnostic.find(':') + 1)); };
+  Lines refused_by_both;
+  for (const std::string& diagnostic : newer)
+    if (std::any_of(older.begin(), older.end(), [&](const std::string& other) { return place(other) == place(diagnostic); }))
+      refused_by_both.push_back(diagnostic);
+  EXPECT_EQ(refused_by_both, Lines{});
+  EXPECT_FALSE(newer.empty());  // wgmma's forms, there
   EXPECT_GT(forms, 300u);
 }
 
@@ -340,6 +351,12 @@ TEST(PtxChecker, ReportsWhatTheModulesVersionAndTargetLack) {
   EXPECT_EQ(diagnostics(".version 7.8\n.target sm_80", std::string(registers) + "mov.u32 %r1, %cluster_ctarank;"),
             Lines{"<ptx>:6:70: '%cluster_ctarank' requires .target sm_90 or higher"});
   EXPECT_EQ(diagnostics(".version 8.2\n.target sm_90", ".reg .b128 %q;"), Lines{"<ptx>:6:12: 'Type .b128' requires PTX ISA .version 8.3 or later"});
+  // Features only architecture-specific targets have.
+  EXPECT_EQ(diagnostics(".version 8.8\n.target sm_100a", "wgmma.fence.sync.aligned;"),
+            Lines{"<ptx>:6:1: 'WGMMA' is not supported on .target sm_100a"});
+  EXPECT_EQ(diagnostics(".version 8.0\n.target sm_90", "setmaxnreg.inc.sync.aligned.u32 232;"),
+            Lines{"<ptx>:6:1: 'setmaxnreg' is not supported on .target sm_90"});
+  EXPECT_EQ(diagnostics(".version 8.8\n.target sm_120a", "setmaxnreg.inc.sync.aligned.u32 232;"), Lines{});
   // The same, where the module has what they need.
   for (auto [header, instruction] : {std::pair{".version 7.0\n.target sm_80", "redux.sync.add.u32 %r1, %r2, 0xffffffff;"},
                                      std::pair{".version 8.1\n.target sm_89", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;"},

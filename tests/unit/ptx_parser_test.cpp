@@ -504,7 +504,11 @@ TEST(PtxParser, CompilesDynamicStackAndClusterLaunchControl) {
 }
 
 TEST(PtxParser, CompilesWarpgroupMatrixMultiplies) {
-  std::string kernel = std::string(header) + R"(.visible .entry warpgroup()
+  // wgmma is sm_90a's alone.
+  std::string kernel = R"(.version 9.0
+.target sm_90a
+.address_size 64
+.visible .entry warpgroup()
 {
   .reg .pred %p1;
   .reg .b32 %r<5>;
