@@ -29,12 +29,22 @@ constexpr size_t barrier_kernel_microseconds = 13500;
 
 // A share of a module costs 3-4 ms of CPU time of its own (tests/cuda/whole_warps.cu's five
 // kernels in five shares on one thread: 115-117 ms, in one 98.5-99.5; `perf stat -r 10`, two
-// alternations): no share is made for less than this much work. At 10 ms the small modules of
-// the nvcc corpus gained (grid_2d.cu 29.5 -> 22.7 ms of wall-clock time, multiple_kernels.cu
-// 37.8 -> 27.2) but mma_numerics.cu lost (43.5 -> 46.4) and block_barriers.cu (157.8 -> 165.4);
-// at 30, mma_numerics.cu took 69 ms and guarded_regions.cu 128 (`xcuda compile --target host
-// --whole-warp-blocks`, the three thresholds' binaries alternating, medians of six).
-constexpr size_t minimum_share_microseconds = 20000;
+// alternations): no share is made for less than this much work, which is worth it sooner the more
+// threads would otherwise wait. On two threads, 20 ms: at 10 the small modules of the nvcc corpus
+// gained (grid_2d.cu 29.5 -> 22.7 ms of wall-clock time, multiple_kernels.cu 37.8 -> 27.2) but
+// mma_numerics.cu lost (43.5 -> 46.4) and block_barriers.cu (157.8 -> 165.4); at 30,
+// mma_numerics.cu took 69 ms and guarded_regions.cu 128 (`xcuda compile --target host
+// --whole-warp-blocks`, the three thresholds' binaries alternating, medians of six). On sixteen,
+// 5 ms: mma_numerics.cu took 41 ms instead of 70-75, grid_2d.cu 30-33 instead of 47-53,
+// multiple_kernels.cu 31-32 instead of 52-54, the others as long (whole_warps.cu, block_barriers.cu,
+// guarded_regions.cu, the benchmark suite's module; tests/bench/compile_speed/run --runs 7 on a
+// 16-core Xeon, two alternations of 20 and 5 ms; 10 and 2.5 ms between those two).
+constexpr size_t two_thread_share_microseconds = 20000;
+constexpr size_t many_thread_share_microseconds = 5000;
+
+size_t minimum_share_microseconds(unsigned threads) {
+  return std::clamp<size_t>(2 * two_thread_share_microseconds / threads, many_thread_share_microseconds, two_thread_share_microseconds);
+}
 
 bool is_block_barrier(const Instruction& instruction) {
   const bool warp_barrier = std::any_of(instruction.modifiers.begin(), instruction.modifiers.end(),
@@ -195,7 +205,7 @@ std::vector<std::vector<std::string>> share_out_kernels(const Module& module, un
   // share left over runs alone: tests/cuda/mma_numerics.cu's seven kernels took 53.5 ms of
   // wall-clock time in three shares on two threads, 43.5 in two (`xcuda compile --target host
   // --whole-warp-blocks`, medians of five runs).
-  size_t shares = std::min<size_t>({4 * size_t{threads}, kernels.size(), total / minimum_share_microseconds});
+  size_t shares = std::min<size_t>({4 * size_t{threads}, kernels.size(), total / minimum_share_microseconds(threads)});
   if (shares > threads && shares < kernels.size()) shares -= shares % threads;
   if (shares <= 1) return {kernels};
   std::vector<size_t> order(kernels.size());

@@ -47,9 +47,13 @@ TEST(KernelShares, KernelsAreSharedOutLargestFirstIntoTheLightestShare) {
   EXPECT_EQ(shares[1], std::vector<std::string>({"middle", "other"}));
 }
 
-TEST(KernelShares, ASmallModuleStaysWhole) {
+// Two kernels of 6 ms: whole on two threads, where a share wants 20 ms of work, in two shares on
+// eight, where it wants 5 and the threads would wait; two of 2.4 ms, whole even there.
+TEST(KernelShares, ASmallModuleStaysWholeUnlessThreadsWouldWait) {
   Module module = parsed(header() + kernel("first", 50) + kernel("second", 50));
-  EXPECT_EQ(share_out_kernels(module, 8).size(), 1u);
+  EXPECT_EQ(share_out_kernels(module, 2).size(), 1u);
+  EXPECT_EQ(share_out_kernels(module, 8).size(), 2u);
+  EXPECT_EQ(share_out_kernels(parsed(header() + kernel("first", 5) + kernel("second", 5)), 8).size(), 1u);
 }
 
 // A warp shuffle costs as much to compile as some six additions: the host compiles it as an
