@@ -1,10 +1,10 @@
 #include "check/requirements.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 #include <unordered_map>
 
+#include "check/special_registers.h"
 #include "check/targets.h"
 
 namespace xcuda::ptx {
@@ -249,28 +249,17 @@ constexpr Rule rules[] = {
     {"WGMMA", "wgmma", "", 80, 0, 0, 0, 0, "90a"},
 };
 
-// Special registers, read by any instruction.
-struct RegisterRule {
-  std::string_view name;
-  uint32_t version, architecture;
-};
-
-constexpr RegisterRule register_rules[] = {
-    {"%clusterid", 78, 90},          {"%nclusterid", 78, 90},         {"%cluster_ctaid", 78, 90},
-    {"%cluster_nctaid", 78, 90},     {"%cluster_ctarank", 78, 90},    {"%cluster_nctarank", 78, 90},
-    {"%is_explicit_cluster", 78, 90}, {"%aggr_smem_size", 81, 90},    {"%current_graph_exec", 80, 0},
-    {"%reserved_smem_offset_begin", 76, 80}, {"%reserved_smem_offset_end", 76, 80},
-    {"%reserved_smem_offset_cap", 76, 80},   {"%reserved_smem_offset_0", 76, 80},
-    {"%reserved_smem_offset_1", 76, 80},
-};
+// The first word of a space-separated `list`, which loses it.
+std::string_view take_word(std::string_view& list) {
+  size_t space = list.find(' ');
+  std::string_view word = list.substr(0, space);
+  list = space == std::string_view::npos ? std::string_view{} : list.substr(space + 1);
+  return word;
+}
 
 bool contains(std::string_view list, std::string_view word) {
-  while (!list.empty()) {
-    size_t space = list.find(' ');
-    if (list.substr(0, space) == word) return true;
-    if (space == std::string_view::npos) break;
-    list.remove_prefix(space + 1);
-  }
+  while (!list.empty())
+    if (take_word(list) == word) return true;
   return false;
 }
 
@@ -278,12 +267,10 @@ bool contains(std::string_view list, std::string_view word) {
 bool holds_in_order(const std::vector<Modifier>& modifiers, std::string_view words) {
   auto next = modifiers.begin();
   while (!words.empty()) {
-    size_t space = words.find(' ');
-    std::string_view word = words.substr(0, space);
+    std::string_view word = take_word(words);
     next = std::find_if(next, modifiers.end(), [&](const Modifier& modifier) { return modifier.word == word; });
     if (next == modifiers.end()) return false;
     ++next;
-    words = space == std::string_view::npos ? std::string_view{} : words.substr(space + 1);
   }
   return true;
 }
@@ -312,8 +299,9 @@ void report(std::vector<std::string>& messages, std::string_view feature, uint32
 void report_registers(std::vector<std::string>& messages, const Operand& operand, const ModuleLevel& level) {
   for (const Operand& element : operand.elements) report_registers(messages, element, level);
   if (operand.kind != Operand::Kind::name) return;
-  for (const RegisterRule& rule : register_rules)
-    if (operand.name == rule.name) report(messages, rule.name, rule.version, rule.architecture, level);
+  if (!operand.name.starts_with('%')) return;
+  if (const SpecialRegister* special = find_special_register(std::string_view(operand.name).substr(1)))
+    report(messages, operand.name, special->version, special->architecture, level);
 }
 
 // The rules that may apply to `instruction`, in the table's order: those of its opcode and those
@@ -325,14 +313,9 @@ std::vector<size_t> candidate_rules(const Instruction& instruction) {
   static const std::pair<Index, Index> indexes = [] {
     Index by_opcode, by_first_word;
     for (size_t index = 0; index < std::size(rules); ++index) {
-      std::string_view keys = rules[index].opcodes.empty() ? rules[index].words : rules[index].opcodes;
-      Index& index_of = rules[index].opcodes.empty() ? by_first_word : by_opcode;
-      if (rules[index].opcodes.empty()) keys = keys.substr(0, keys.find(' '));
-      while (!keys.empty()) {
-        size_t space = keys.find(' ');
-        index_of[keys.substr(0, space)].push_back(index);
-        keys = space == std::string_view::npos ? std::string_view{} : keys.substr(space + 1);
-      }
+      std::string_view words = rules[index].words;
+      if (rules[index].opcodes.empty()) by_first_word[take_word(words)].push_back(index);
+      for (std::string_view opcodes = rules[index].opcodes; !opcodes.empty();) by_opcode[take_word(opcodes)].push_back(index);
     }
     return std::pair{by_opcode, by_first_word};
   }();
@@ -353,10 +336,10 @@ std::vector<size_t> candidate_rules(const Instruction& instruction) {
 ModuleLevel module_level(const Module& module) {
   ModuleLevel level;
   level.version = version_number(module.version).value_or(0);
-  std::string_view target = module.target;
-  for (std::string_view prefix : {"sm_", "compute_"})
-    if (target.starts_with(prefix)) target.remove_prefix(prefix.size());
-  if (std::from_chars(target.data(), target.data() + target.size(), level.architecture).ec == std::errc{}) level.target = target;
+  if (std::optional<TargetName> target = target_name(module.target)) {
+    level.architecture = target->number;
+    level.target = std::to_string(target->number) + std::string(target->suffix);
+  }
   return level;
 }
 

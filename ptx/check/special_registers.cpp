@@ -12,17 +12,18 @@ constexpr SpecialRegister special_registers[] = {
     {"lanemask_ge", false, 32}, {"lanemask_gt", false, 32},   {"dynamic_smem_size", false, 32},
     {"total_smem_size", false, 32}, {"globaltimer", false, 64}, {"globaltimer_lo", false, 32},
     {"globaltimer_hi", false, 32},
-    {"reserved_smem_offset_begin", false, 32}, {"reserved_smem_offset_end", false, 32},
-    {"reserved_smem_offset_cap", false, 32}, {"reserved_smem_offset_0", false, 32},
-    {"reserved_smem_offset_1", false, 32},
-    {"clusterid", true, 32},    {"nclusterid", true, 32},     {"cluster_ctaid", true, 32},
-    {"cluster_nctaid", true, 32}, {"cluster_ctarank", false, 32}, {"cluster_nctarank", false, 32},
-    {"is_explicit_cluster", false, 1}, {"clock_hi", false, 32}, {"aggr_smem_size", false, 32},
+    // What the module's .version and .target must offer to read them, as ptxas 13 answers.
+    {"reserved_smem_offset_begin", false, 32, 76, 80}, {"reserved_smem_offset_end", false, 32, 76, 80},
+    {"reserved_smem_offset_cap", false, 32, 76, 80}, {"reserved_smem_offset_0", false, 32, 76, 80},
+    {"reserved_smem_offset_1", false, 32, 76, 80},
+    {"clusterid", true, 32, 78, 90},    {"nclusterid", true, 32, 78, 90},     {"cluster_ctaid", true, 32, 78, 90},
+    {"cluster_nctaid", true, 32, 78, 90}, {"cluster_ctarank", false, 32, 78, 90}, {"cluster_nctarank", false, 32, 78, 90},
+    {"is_explicit_cluster", false, 1, 78, 90}, {"clock_hi", false, 32}, {"aggr_smem_size", false, 32, 81, 90},
     {"pm0", false, 32}, {"pm1", false, 32}, {"pm2", false, 32}, {"pm3", false, 32},
     {"pm4", false, 32}, {"pm5", false, 32}, {"pm6", false, 32}, {"pm7", false, 32},
     {"pm0_64", false, 64}, {"pm1_64", false, 64}, {"pm2_64", false, 64}, {"pm3_64", false, 64},
     {"pm4_64", false, 64}, {"pm5_64", false, 64}, {"pm6_64", false, 64}, {"pm7_64", false, 64},
-    {"current_graph_exec", false, 64},
+    {"current_graph_exec", false, 64, 80, 0},
 };
 
 // %envreg0 to %envreg31, driver-defined words (PTX ISA: "Special Registers: %envreg<32>").

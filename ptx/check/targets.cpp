@@ -31,13 +31,19 @@ constexpr uint32_t family_version = 88;
 
 }  // namespace
 
-std::optional<uint32_t> minimum_version(std::string_view target) {
+std::optional<TargetName> target_name(std::string_view target) {
   for (std::string_view prefix : {"sm_", "compute_"})
     if (target.starts_with(prefix)) target.remove_prefix(prefix.size());
   uint32_t number = 0;
   auto [end, error] = std::from_chars(target.data(), target.data() + target.size(), number);
   if (error != std::errc{} || end == target.data()) return std::nullopt;
-  std::string_view suffix(end, target.data() + target.size() - end);
+  return TargetName{number, std::string_view(end, target.data() + target.size() - end)};
+}
+
+std::optional<uint32_t> minimum_version(std::string_view target) {
+  std::optional<TargetName> name = target_name(target);
+  if (!name) return std::nullopt;
+  const auto [number, suffix] = *name;
   for (const Architecture& architecture : architectures) {
     if (architecture.number != number) continue;
     if (suffix.empty()) return architecture.version;
