@@ -40,6 +40,10 @@ void mark_block_local_atomics(llvm::Module& module);
 // (KernelInfo::whole_warps_only), having left out its code for others.
 inline constexpr const char* whole_warps_only_attribute = "xcuda-whole-warps-only";
 
+// The attribute of the copy of a kernel's regions that runs its block's threads while they stand
+// apart (block_function.cpp), which the optimiser only simplifies.
+inline constexpr const char* threads_apart_attribute = "xcuda-threads-apart";
+
 // Wraps each kernel in its block function __xcuda_block_<name>(parameters, frame), which runs
 // every thread of the block; kernels with barriers are split into regions first. `vectorised`:
 // the optimiser's level runs the vectoriser, which alone makes the warp paths (warp_lanes.h) of

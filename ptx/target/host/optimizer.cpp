@@ -224,14 +224,16 @@ bool only_deferred_calls(const llvm::Function& function) {
 // turns out needed.
 struct EachFunction : llvm::PassInfoMixin<EachFunction> {
   EachFunction(const std::function<llvm::FunctionPassManager(Path)>& passes, bool whole_warp_blocks)
-      : threads(passes(Path::threads)), warps(passes(Path::warps)), fallback(passes(Path::fallback)), whole_warp_blocks(whole_warp_blocks) {}
+      : threads(passes(Path::threads)), warps(passes(Path::warps)), fallback(passes(Path::fallback)), apart(simplification()),
+        whole_warp_blocks(whole_warp_blocks) {}
   llvm::PreservedAnalyses run(llvm::Function& function, llvm::FunctionAnalysisManager& analyses) {
     if (function.hasFnAttribute(warp_lanes_fallback_attribute))
       return whole_warp_blocks ? llvm::PreservedAnalyses::all() : fallback.run(function, analyses);
     if (only_deferred_calls(function)) return llvm::PreservedAnalyses::all();
+    if (function.hasFnAttribute(threads_apart_attribute)) return apart.run(function, analyses);
     return (function.hasFnAttribute(warp_path_attribute) ? warps : threads).run(function, analyses);
   }
-  llvm::FunctionPassManager threads, warps, fallback;
+  llvm::FunctionPassManager threads, warps, fallback, apart;
   bool whole_warp_blocks;
 };
 
