@@ -50,6 +50,15 @@ std::vector<DotForm> builtin_dot_forms() {
         for (uint32_t stride : strides) forms.push_back(DotForm{a, b, Element::s32, 16, stride, 16, saturate});
         forms.push_back(DotForm{a, b, Element::s32, 32, 8, 32, saturate});
       }
+  // .s4/.u4, for k 32 (mma.sync m8n8k32 and m16n8k32, wmma m8n8k32, mma.sp m16n8k64) and 64
+  // (mma.sync m16n8k64, mma.sp m16n8k128), and .b1, for k 128 (m8n8k128, m16n8k128) and 256
+  // (m16n8k256), with .and or .xor: written out bit by bit, each cost a module 5-20 ms of CPU.
+  for (Element a : {Element::s4, Element::u4})
+    for (Element b : {Element::s4, Element::u4})
+      for (bool saturate : {false, true})
+        for (uint32_t k : {32u, 64u}) forms.push_back(DotForm{a, b, Element::s32, k, 8, k, saturate});
+  for (uint32_t k : {128u, 256u})
+    for (bool exclusive_bits : {false, true}) forms.push_back(DotForm{Element::b1, Element::b1, Element::s32, k, 8, k, false, exclusive_bits});
   // .f64 chains of fused multiply-adds: mma.sync m8n8k4, m16n8k4, m16n8k8 and m16n8k16, wmma m8n8k4.
   for (uint32_t k : {4u, 8u, 16u}) forms.push_back(DotForm{Element::f64, Element::f64, Element::f64, k, 8, k, false});
   return forms;
