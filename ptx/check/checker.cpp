@@ -536,12 +536,36 @@ class FunctionChecker {
 // .target names an architecture ptxas knows, one that the module's .version has ("PTX .version
 // 7.4 does not support .target sm_89"). A .version newer than 9.0 passes: NVIDIA's driver refuses
 // one newer than its own, but such a module may hold nothing PTX 9.0 lacks, and xcuda tries it.
+//
+// Its options as ptxas 13 takes them: the texturing mode, one of two; debug; and further
+// architectures, of which the highest counts ("SM version specified by .target is higher than
+// default SM version assumed" for `.target sm_80, sm_90` under -arch=sm_80). map_f64_to_f32,
+// which makes .f64 arithmetic .f32, ptxas refuses from sm_13 on, and so every architecture of
+// PTX 6.0 and later.
 void ModuleChecker::check_target() {
   if (module_.target.empty()) return;
   std::optional<uint32_t> needed = minimum_version(module_.target);
   if (!needed) {
     diagnostics_.error(module_.target_location, "unknown .target '" + module_.target + "'");
     return;
+  }
+  std::string_view texturing_mode;
+  for (const TargetOption& option : module_.target_options) {
+    if (option.word == "texmode_unified" || option.word == "texmode_independent") {
+      if (!texturing_mode.empty() && texturing_mode != option.word)
+        diagnostics_.error(option.location, "conflicting .target option '" + option.word + "' after '" + std::string(texturing_mode) + "'");
+      texturing_mode = option.word;
+    } else if (option.word == "map_f64_to_f32") {
+      diagnostics_.error(option.location, ".target option map_f64_to_f32 is not supported with sm_13 or higher");
+    } else if (std::optional<uint32_t> also = minimum_version(option.word)) {
+      if (target_name(option.word)->number > target_name(module_.target)->number) {
+        module_.target = option.word;
+        module_.target_location = option.location;
+        needed = also;
+      }
+    } else if (option.word != "debug") {
+      diagnostics_.error(option.location, "unsupported .target option '" + option.word + "'");
+    }
   }
   std::optional<uint32_t> version = version_number(module_.version);
   if (version && *version < *needed)

@@ -213,10 +213,17 @@ struct FunctionAlias {
   std::string aliasee;
 };
 
+// A word of .target after its first: an option (texmode_independent, debug) or an architecture.
+struct TargetOption {
+  std::string word;
+  SourceLocation location;
+};
+
 struct Module {
   std::string version;  // "9.0"
   std::string target;   // "sm_80"
   SourceLocation version_location, target_location;
+  std::vector<TargetOption> target_options;
   uint32_t address_size = 64;
   SourceLocation address_size_location;
   std::vector<FunctionAlias> aliases;

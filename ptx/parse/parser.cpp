@@ -440,7 +440,8 @@ class Parser {
       module_.target = std::string(next().text);
       while (accept_punctuation(',')) {
         if (peek().kind != TokenKind::identifier) fail_expected("a target option");
-        next();
+        SourceLocation location = peek().location;
+        module_.target_options.push_back({std::string(next().text), location});
       }
     } else if (word == ".address_size") {
       next();

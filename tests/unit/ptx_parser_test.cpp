@@ -594,11 +594,21 @@ TEST(PtxParser, ReportsWhatPtxasRefusesInInitialisersDisplacementsAndDirectives)
       {".version 8.7\n.target sm_100f", "bad.ptx:2:9: PTX .version 8.7 does not support .target sm_100f, which needs .version 8.8"},
       {".version 9.0\n.target sm_90f", "bad.ptx:2:9: unknown .target 'sm_90f'"},
       {".version 9.0\n.target sm_999", "bad.ptx:2:9: unknown .target 'sm_999'"},
+      // Its options, as ptxas 13 answered: "Unsupported .target 'foo'", "Directive map_f64_to_f32
+      // is not supported with SM 1.3 or higher", "Conflicting .target option 'texmode_independent'".
+      {".version 8.0\n.target sm_80, foo", "bad.ptx:2:16: unsupported .target option 'foo'"},
+      {".version 8.0\n.target sm_80, TEXMODE_UNIFIED", "bad.ptx:2:16: unsupported .target option 'TEXMODE_UNIFIED'"},
+      {".version 8.0\n.target sm_80, map_f64_to_f32", "bad.ptx:2:16: .target option map_f64_to_f32 is not supported with sm_13 or higher"},
+      {".version 8.0\n.target sm_80, texmode_unified, texmode_independent",
+       "bad.ptx:2:33: conflicting .target option 'texmode_independent' after 'texmode_unified'"},
+      // The highest architecture counts, and its .version with it.
+      {".version 7.0\n.target sm_80, sm_90", "bad.ptx:2:16: PTX .version 7.0 does not support .target sm_90, which needs .version 7.8"},
   };
   for (const auto& [text, problem] : targets)
     EXPECT_EQ(diagnostics_of(text + "\n.address_size 64\n"), std::vector<std::string>{problem}) << text;
   for (std::string_view text : {".version 8.0\n.target sm_90a", ".version 8.8\n.target sm_100f", ".version 9.0\n.target compute_120",
-                                ".version 6.0\n.target sm_52", ".version 9.1\n.target sm_90"})
+                                ".version 6.0\n.target sm_52", ".version 9.1\n.target sm_90", ".version 8.0\n.target sm_80, texmode_independent",
+                                ".version 8.0\n.target sm_80,texmode_unified, texmode_unified, debug", ".version 8.0\n.target sm_90, sm_80"})
     EXPECT_TRUE(diagnostics_of(std::string(text) + "\n.address_size 64\n").empty()) << text;
   EXPECT_EQ(diagnostics_of(std::string(header) + ".visible .entry k(.param .u64 p)\n{\n  .reg .b64 %rd<2>;\n  .reg .b32 %r<2>;\n"
                                                  "  ld.param.u64 %rd1, [p];\n  ld.global.u32 %r1, [%rd1-4];\n  ret;\n}\n"),
