@@ -106,6 +106,8 @@ void lower(Compilation& compilation) {
   compilation.ir = lower_module(compilation.syntax, compilation.shared, compilation.context, compilation.diagnostics);
 }
 
+void inline_helpers(Compilation& compilation) { inline_single_use_helpers(*compilation.ir); }
+
 // A broken module here is our bug, not the user's: say so rather than crash in LLVM.
 void verify(Compilation& compilation) {
   std::string problems;
@@ -237,6 +239,7 @@ constexpr Pass host_pipeline[] = {
     {"host: fiber block functions", host_fiber_block_functions},
     {"host: runtime services", host_runtime_services},
     {"host: block functions", host_block_functions},
+    {"inline single-use helpers", inline_helpers},
     {"verify", verify},
     {"dump unoptimized IR", dump_unoptimized_ir},
     {"host: optimize", host_optimize},
@@ -307,6 +310,7 @@ constexpr Pass amdgpu_pipeline[] = {
     {"check", check},
     {"lay out memory", lay_out},
     {"lower to LLVM IR", lower},
+    {"inline single-use helpers", inline_helpers},
     {"verify", verify},
     {"amdgpu: target machine", amdgpu_target_machine},
     {"amdgpu: directed rounding", amdgpu_directed_rounding},
@@ -332,6 +336,7 @@ constexpr Pass front_end_and_lowering[] = {
     {"check", check},
     {"lay out memory", lay_out},
     {"lower to LLVM IR", lower},
+    {"inline single-use helpers", inline_helpers},
     {"verify", verify},
 };
 

@@ -209,15 +209,11 @@ void ModuleLowering::run() {
     }
   }
   call_synchronizing_targets_directly(target_);
-  inline_single_use_helpers();
 }
 
-// As a function of its own a helper costs more to compile than it saves where one call uses it:
-// tests/cuda/mma_numerics.cu's module, six mma.sync forms used once each, took 108 ms of CPU
-// instead of 94.
-void ModuleLowering::inline_single_use_helpers() {
+void inline_single_use_helpers(llvm::Module& module) {
   std::vector<llvm::Function*> helpers;
-  for (llvm::Function& function : target_)
+  for (llvm::Function& function : module)
     if (function.hasFnAttribute(helper_attribute) && function.hasOneUse()) helpers.push_back(&function);
   for (llvm::Function* helper : helpers) {
     if (auto* call = llvm::dyn_cast<llvm::CallBase>(helper->user_back()); call && call->getCalledFunction() == helper) {

@@ -45,7 +45,6 @@ class ModuleLowering {
   void define_initialiser(const std::vector<std::pair<uint32_t, MaskedAddress>>& masked);
   llvm::Constant* named_address(const std::string& name) const;
   void declare_functions();
-  void inline_single_use_helpers();
 
   const Module& source_;
   const SharedLayout& shared_;
@@ -65,6 +64,13 @@ llvm::Type* function_result_type(llvm::LLVMContext& context, const Function& fun
 // or warp collective: those get a direct call under a comparison of the pointer, so that targets
 // which must see every path to a barrier (the host's block formation) find them.
 void call_synchronizing_targets_directly(llvm::Module& module);
+
+// Inlines each of the lowering's helpers (FunctionLowering::call_helper) that one call uses: as a
+// function of its own a helper costs more to compile than it saves there (tests/cuda/
+// mma_numerics.cu's module, six mma.sync forms used once each, took 108 ms of CPU instead of 94).
+// A target runs it once it has made the copies of its own that call a helper too (the host's
+// code for a block's threads standing apart).
+void inline_single_use_helpers(llvm::Module& module);
 
 std::unique_ptr<llvm::Module> lower_module(const Module& module, const SharedLayout& shared,
                                            llvm::LLVMContext& context, DiagnosticSink& diagnostics);
