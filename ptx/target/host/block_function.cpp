@@ -665,7 +665,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
     // and remainder loops: tests/cuda/whole_warps.cu's rotations kernel compiled in 52 ms of CPU
     // instead of 47 (`perf stat -r 5 xcuda compile --target host -j 1 --whole-warp-blocks --kernel`).
     std::array<Value*, 3> warp_extent{whole_warps_width(builder, extent[0]), extent[1], extent[2]};
-    run_region_by_region(builder, *by_warps, warp_extent, warp_thread, parameters, enter_thread, RegionLoops::by_warps, false);
+    run_region_by_region(builder, *by_warps, warp_extent, warp_thread, parameters, enter_thread, RegionLoops::by_warps, /*inlining_deferred=*/false);
     builder.CreateRetVoid();
     // The other blocks run the region-by-region code, a function of its own (see warp_lanes.h).
     auto* fallback = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name + ".fallback", module);

@@ -221,7 +221,8 @@ bool only_deferred_calls(const llvm::Function& function) {
 
 // Each function through the passes `passes` gives for its path, but a warp path's fallback that
 // may never run (unused_fallbacks.h) not at all: LaneExchanges optimises such a fallback if it
-// turns out needed.
+// turns out needed; and the copy of a kernel's regions for threads standing apart
+// (block_function.cpp) through the simplification alone.
 struct EachFunction : llvm::PassInfoMixin<EachFunction> {
   EachFunction(const std::function<llvm::FunctionPassManager(Path)>& passes, bool whole_warp_blocks)
       : threads(passes(Path::threads)), warps(passes(Path::warps)), fallback(passes(Path::fallback)), apart(simplification()),
