@@ -221,7 +221,7 @@ enum class RegionLoops { by_threads, by_warps };
 // compiled in 14-40% less CPU time (`perf stat -r 3 xcuda compile --target host -j 1
 // --whole-warp-blocks`: sparse_mma.cu 997 -> 732 ms, half_accumulators.cu 1382 -> 923,
 // early_exit_collectives.cu 173 -> 104, guarded_regions.cu 161 -> 126, block_barriers.cu 481
-// -> 394), and the benchmark suite's kernels ran as fast (eight alternations).
+// -> 394). Only kernels whose threads may part have rounds (below).
 llvm::Function* copy_for_threads_apart(llvm::Function& resumable) {
   llvm::ValueToValueMapTy values;
   llvm::Function* copy = llvm::CloneFunction(&resumable, values);
@@ -536,20 +536,25 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   }
 
   builder.SetInsertPoint(mixed);
-  if (by_warps) {
+  // Threads part only after a region whose way out each thread takes for itself: where no region
+  // has one, every region leads all threads to one next region (the switches above reach `mixed`
+  // for no resume point that a thread can hold), and there are no rounds to run. Kept, the rounds
+  // (their copy of the regions, which the block's storage is passed to) kept LLVM from optimising
+  // the loops of threads standing together: the benchmark suite's sgemm took 38 ms instead of 6,
+  // barrier_loop 5.5 instead of 2.0 (medians of five alternating runs of build/bench/bench_cuda);
+  // left out, the benchmark suite's module compiled in 10% fewer instructions, tests/cuda/
+  // block_barriers.cu's 12%, cooperative_grid_sync.cu's 43%, half_accumulators.cu's 20%.
+  const bool threads_may_part =
+      std::any_of(kernel.regions.begin(), kernel.regions.end(), [](const Region& region) { return region.exit == RegionExit::per_thread; });
+  if (by_warps || !threads_may_part) {
     builder.CreateUnreachable();
     round->eraseFromParent();
     builder.SetInsertPoint(done);
     return;
   }
   // A fallback whose inlining waits (defer_inlining) may never run: its rounds' call waits too.
-  // Threads part only after a region with more than one way out: where none has one, the rounds
-  // are never reached, and a copy for them would be optimised only to be deleted (tests/cuda/
-  // mma_numerics.cu's module: 6.8% more instructions to compile).
-  const bool threads_may_part =
-      std::any_of(kernel.regions.begin(), kernel.regions.end(), [](const Region& region) { return region.exit != RegionExit::single; });
   llvm::Function* apart_code = kernel.function;
-  if (kernel.function->hasFnAttribute(llvm::Attribute::AlwaysInline) && !inlining_deferred && threads_may_part)
+  if (kernel.function->hasFnAttribute(llvm::Attribute::AlwaysInline) && !inlining_deferred)
     apart_code = copy_for_threads_apart(*kernel.function);
   // Threads may stand at a warp exchange while others wait at a barrier.
   emit_stamps(builder, exchange, thread_count, states, builder.CreateSub(load_state(round_number), builder.getInt32(1)));
