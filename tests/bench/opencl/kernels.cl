@@ -139,8 +139,7 @@ kernel void stencil(global const float* input, global float* output, uint n) {
     output[at] = 0.2f * (input[at] + input[at - 1] + input[at + 1] + input[at - n] + input[at + n]);
 }
 
-kernel void barrier_loop(global const uint* input, global const uint* trips_per_block, global uint* output) {
-  local uint exchange[BLOCK_THREADS];
+void barrier_trips(global const uint* input, global const uint* trips_per_block, global uint* output, local uint* exchange) {
   const uint thread = get_local_id(0);
   uint value = input[get_global_id(0)];
   const uint trips = trips_per_block[get_group_id(0)];
@@ -151,4 +150,15 @@ kernel void barrier_loop(global const uint* input, global const uint* trips_per_
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   output[get_global_id(0)] = value;
+}
+
+kernel void barrier_loop(global const uint* input, global const uint* trips_per_block, global uint* output) {
+  local uint exchange[BLOCK_THREADS];
+  barrier_trips(input, trips_per_block, output, exchange);
+}
+
+kernel void barrier_loop_guarded(global const uint* input, global const uint* trips_per_block, global uint* output, uint n) {
+  local uint exchange[BLOCK_THREADS];
+  if (get_global_id(0) >= n) return;
+  barrier_trips(input, trips_per_block, output, exchange);
 }

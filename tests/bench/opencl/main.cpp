@@ -266,12 +266,19 @@ void run_suite(const bench::Options& options) {
     const auto values = bench::random_words(std::size_t(sizes.barrier_blocks) * block_threads, 11);
     const auto expected = bench::reference_barrier_loop(values);
     const DeviceBuffer<std::uint32_t> input(values), trips(bench::barrier_loop_trips(sizes.barrier_blocks));
-    DeviceBuffer<std::uint32_t> output(values.size());
-    Kernel barrier_loop("barrier_loop", {values.size()}, {block_threads});
-    barrier_loop.bind(input, trips, output);
-    bench::measure(
-        options, "barrier_loop", [&] { return barrier_loop.run(); },
-        [&] { return bench::equal_exactly(output.download().data(), expected); });
+    const auto n = static_cast<cl_uint>(values.size());
+    for (const bool guarded : {false, true}) {
+      DeviceBuffer<std::uint32_t> output(values.size());
+      const char* name = guarded ? "barrier_loop_guarded" : "barrier_loop";
+      Kernel barrier_loop(name, {values.size()}, {block_threads});
+      if (guarded)
+        barrier_loop.bind(input, trips, output, n);
+      else
+        barrier_loop.bind(input, trips, output);
+      bench::measure(
+          options, name, [&] { return barrier_loop.run(); },
+          [&] { return bench::equal_exactly(output.download().data(), expected); });
+    }
   }
   {
     Kernel empty("empty", {1}, {1});
