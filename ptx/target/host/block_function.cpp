@@ -273,6 +273,29 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     builder.CreateStore(exchange, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, exchange_offset));
   }
   auto* exchanging = builder.CreateAlloca(builder.getInt1Ty(), nullptr, "exchanging");
+  // Threads part only after a region whose way out each thread takes for itself: where no region
+  // has one, every region leads all threads to one next region (the switches below reach `mixed`
+  // for no resume point that a thread can hold), and there are no rounds to run. Kept, the rounds
+  // (their copy of the regions, which the block's storage is passed to) kept LLVM from optimising
+  // the loops of threads standing together: the benchmark suite's sgemm took 38 ms instead of 6,
+  // barrier_loop 5.5 instead of 2.0 (medians of five alternating runs of build/bench/bench_cuda);
+  // left out, the benchmark suite's module compiled in 10% fewer instructions, tests/cuda/
+  // block_barriers.cu's 12%, cooperative_grid_sync.cu's 43%, half_accumulators.cu's 20%.
+  const bool rounds = !by_warps && std::any_of(kernel.regions.begin(), kernel.regions.end(),
+                                               [](const Region& region) { return region.exit == RegionExit::per_thread; });
+  // The rounds call a copy of the regions (copy_for_threads_apart), but where the kernel stays a
+  // call anyway, and where a fallback whose inlining waits (defer_inlining) may never run.
+  const bool apart_copy = rounds && kernel.function->hasFnAttribute(llvm::Attribute::AlwaysInline) && !inlining_deferred;
+  // The copy reads a context of its own, filled from the block's for each thread it runs (the
+  // kernel's code only reads a context): passed the block's, the context would escape, and LLVM
+  // kept its fields in memory, reread after every store of the kernel's, in the loops of threads
+  // standing together too, which then did not vectorise. A 1D smoothing kernel with 20 barrier
+  // pairs behind `if (i >= n) return;` ran in 30-31 ms instead of 7.6-8 (1M threads, blocks of 256).
+  llvm::AllocaInst* apart_context = nullptr;
+  if (apart_copy) {
+    apart_context = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread_apart");
+    apart_context->setAlignment(llvm::Align(alignof(ThreadContext)));
+  }
   // Where the unfinished threads stand: the lowest and highest resume point reached
   // (thread_finished when all have finished), the range of their linear indices and how many
   // there are, which tells whether they fill the range.
@@ -536,36 +559,14 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   }
 
   builder.SetInsertPoint(mixed);
-  // Threads part only after a region whose way out each thread takes for itself: where no region
-  // has one, every region leads all threads to one next region (the switches above reach `mixed`
-  // for no resume point that a thread can hold), and there are no rounds to run. Kept, the rounds
-  // (their copy of the regions, which the block's storage is passed to) kept LLVM from optimising
-  // the loops of threads standing together: the benchmark suite's sgemm took 38 ms instead of 6,
-  // barrier_loop 5.5 instead of 2.0 (medians of five alternating runs of build/bench/bench_cuda);
-  // left out, the benchmark suite's module compiled in 10% fewer instructions, tests/cuda/
-  // block_barriers.cu's 12%, cooperative_grid_sync.cu's 43%, half_accumulators.cu's 20%.
-  const bool threads_may_part =
-      std::any_of(kernel.regions.begin(), kernel.regions.end(), [](const Region& region) { return region.exit == RegionExit::per_thread; });
-  if (by_warps || !threads_may_part) {
+  if (!rounds) {
     builder.CreateUnreachable();
     round->eraseFromParent();
     builder.SetInsertPoint(done);
     return;
   }
-  // A fallback whose inlining waits (defer_inlining) may never run: its rounds' call waits too.
-  llvm::Function* apart_code = kernel.function;
-  // The copy reads a context of its own, filled from the block's for each thread it runs (the
-  // kernel's code only reads a context): passed the block's, the context would escape, and LLVM
-  // kept its fields in memory, reread after every store of the kernel's, in the loops of threads
-  // standing together too, which then did not vectorise. A 1D smoothing kernel with 20 barrier
-  // pairs behind `if (i >= n) return;` ran in 30-31 ms instead of 7.6-8 (1M threads, blocks of 256).
-  Value* apart_thread = thread;
-  if (kernel.function->hasFnAttribute(llvm::Attribute::AlwaysInline) && !inlining_deferred) {
-    apart_code = copy_for_threads_apart(*kernel.function);
-    // Beside the block's other allocations: `mixed` may run more than once.
-    apart_thread = new llvm::AllocaInst(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), 0, nullptr,
-                                        llvm::Align(alignof(ThreadContext)), "thread_apart", exchanging->getNextNode());
-  }
+  llvm::Function* apart_code = apart_copy ? copy_for_threads_apart(*kernel.function) : kernel.function;
+  Value* apart_thread = apart_copy ? apart_context : thread;
   // Threads may stand at a warp exchange while others wait at a barrier.
   emit_stamps(builder, exchange, thread_count, states, builder.CreateSub(load_state(round_number), builder.getInt32(1)));
   builder.CreateStore(builder.getTrue(), exchanging);
@@ -589,7 +590,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
     builder.SetInsertPoint(not_finished);
     builder.CreateCondBr(held, next, run);
     builder.SetInsertPoint(run);
-    if (apart_thread != thread)
+    if (apart_copy)
       builder.CreateMemCpy(apart_thread, llvm::Align(alignof(ThreadContext)), thread, llvm::Align(alignof(ThreadContext)), sizeof(ThreadContext));
     Value* reached = builder.CreateCall(apart_code, {apart_thread, parameters, storage, state, builder.getFalse()});
     builder.CreateStore(reached, state_pointer);
