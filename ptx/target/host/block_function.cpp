@@ -291,11 +291,7 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   // kept its fields in memory, reread after every store of the kernel's, in the loops of threads
   // standing together too, which then did not vectorise. A 1D smoothing kernel with 20 barrier
   // pairs behind `if (i >= n) return;` ran in 30-31 ms instead of 7.6-8 (1M threads, blocks of 256).
-  llvm::AllocaInst* apart_context = nullptr;
-  if (apart_copy) {
-    apart_context = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread_apart");
-    apart_context->setAlignment(llvm::Align(alignof(ThreadContext)));
-  }
+  llvm::AllocaInst* apart_context = apart_copy ? allocate_thread_context(builder, "thread_apart") : nullptr;
   // Where the unfinished threads stand: the lowest and highest resume point reached
   // (thread_finished when all have finished), the range of their linear indices and how many
   // there are, which tells whether they fill the range.
@@ -688,8 +684,7 @@ uint64_t form_block_function(llvm::Function& kernel, const std::string& kernel_n
 
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", block));
   auto new_thread_context = [&] {
-    auto* thread = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread");
-    thread->setAlignment(llvm::Align(alignof(ThreadContext)));
+    llvm::AllocaInst* thread = allocate_thread_context(builder, "thread");
     builder.CreateStore(frame, builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, frame_offset));
     return thread;
   };

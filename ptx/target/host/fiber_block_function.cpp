@@ -187,9 +187,7 @@ Function* thread_function(Function& kernel) {
                                   kernel.getName() + ".fiber_thread", module);
   thread->addFnAttr(llvm::Attribute::NoUnwind);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", thread));
-  auto* thread_context = builder.CreateAlloca(
-      llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, "thread");
-  thread_context->setAlignment(llvm::Align(alignof(ThreadContext)));
+  llvm::AllocaInst* thread_context = allocate_thread_context(builder, "thread");
   builder.CreateStore(thread->getArg(1), builder.CreateConstGEP1_64(builder.getInt8Ty(),
                                                                     thread_context, frame_offset));
   for (uint32_t axis = 0; axis < 3; ++axis)

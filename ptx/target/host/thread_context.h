@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <llvm/IR/IRBuilder.h>
+
 #include "host_abi.h"
 
 namespace xcuda::ptx::host {
@@ -52,5 +54,12 @@ inline constexpr uint64_t round_offset = offsetof(ThreadContext, round);
 inline constexpr uint64_t together_begin_offset = offsetof(ThreadContext, together_begin);
 inline constexpr uint64_t together_end_offset = offsetof(ThreadContext, together_end);
 inline constexpr uint64_t exchange_offset = offsetof(ThreadContext, exchange);
+
+// Room for a ThreadContext, at the builder's place.
+inline llvm::AllocaInst* allocate_thread_context(llvm::IRBuilder<>& builder, const char* name) {
+  auto* context = builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), sizeof(ThreadContext)), nullptr, name);
+  context->setAlignment(llvm::Align(alignof(ThreadContext)));
+  return context;
+}
 
 }  // namespace xcuda::ptx::host
