@@ -8,7 +8,7 @@ target_link_libraries(xcuda_ptx_test_loader PUBLIC xcuda_ptx xcuda_llvm xcuda_ru
 xcuda_warnings(xcuda_ptx_test_loader)
 
 foreach(test ptx_lexer_test ptx_parser_test ptx_checker_test ptx_execution_test ptx_instruction_test ptx_warp_test
-             ptx_narrow_float_test ptx_kernel_selection_test ptx_excerpt_test)
+             ptx_narrow_float_test ptx_kernel_selection_test ptx_excerpt_test ptx_host_machine_test)
   xcuda_unit_test(${test} SOURCES ${xcuda_ptx_test_dir}/${test}.cpp LIBRARIES xcuda_ptx_test_loader)
   target_compile_definitions(${test} PRIVATE XCUDA_PTX_INPUTS="${xcuda_ptx_test_dir}/ptx_inputs")
 endforeach()
