@@ -93,7 +93,7 @@ llvm::Function* make_resumable(llvm::Function& kernel) {
   llvm::LLVMContext& context = kernel.getContext();
   auto* pointer = llvm::PointerType::get(context, 0);
   auto* i32 = llvm::Type::getInt32Ty(context);
-  auto* type = llvm::FunctionType::get(i32, {pointer, pointer, pointer, i32, llvm::Type::getInt1Ty(context)}, false);
+  auto* type = llvm::FunctionType::get(i32, {pointer, pointer, pointer, i32, llvm::Type::getInt1Ty(context), pointer}, false);
   auto* resumable = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, kernel.getName() + ".resumable", kernel.getParent());
   resumable->copyAttributesFrom(&kernel);
   resumable->splice(resumable->begin(), &kernel);
@@ -497,15 +497,15 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
   llvm::Value* thread = context_field(linear_index_offset);
   llvm::Value* storage = function.getArg(2);
   llvm::Value* together = function.getArg(4);
-  llvm::Value* per_thread = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, result.uniform_bytes, "per_thread_storage");
+  llvm::Value* uniform_area = function.getArg(5);
   for (size_t index = 0; index < allocas.size(); ++index) {
     llvm::AllocaInst* alloca = allocas[index];
     const uint64_t bytes = bytes_of(alloca), column = columns_before[index];
     llvm::Value* offset = builder.CreateAdd(builder.CreateMul(columns, builder.getInt64(column)), builder.CreateMul(thread, builder.getInt64(bytes)));
-    llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), per_thread, offset, alloca->getName());
+    llvm::Value* slot = builder.CreateGEP(builder.getInt8Ty(), storage, offset, alloca->getName());
     if (auto found = uniform_offsets.find(alloca); found != uniform_offsets.end()) {
       result.uniform_slots.push_back({found->second, column, bytes, {}});
-      llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), storage, found->second, alloca->getName() + ".entry");
+      llvm::Value* entry = builder.CreateConstGEP1_64(builder.getInt8Ty(), uniform_area, found->second, alloca->getName() + ".entry");
       const EntryReads reads(*alloca);
       std::unordered_set<const llvm::BasicBlock*>& reading = entry_reads.emplace_back();
       std::vector<llvm::User*> users(alloca->user_begin(), alloca->user_end());

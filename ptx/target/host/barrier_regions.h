@@ -27,15 +27,15 @@ inline constexpr uint32_t thread_finished = 0xFFFFFFFFu;
 // wait at a block barrier, which must hold them until every warp exchange of the round is over.
 inline constexpr uint32_t warp_resume_flag = 1u << 30;
 
-// The block's storage: uniform_bytes of block-wide copies of uniform values, then
-// bytes_per_thread per thread. Each slot of the per-thread part holds a value for all threads
+// The block's storage: bytes_per_thread per thread, each slot holding a value for all threads
 // side by side (thread t's at column + t * bytes, with column scaled by column_threads, or by
-// the block's thread count where that is 0); a uniform value's entry copy is what the first
-// thread of the loop held when a region all threads run together began (see
-// barrier_regions.cpp), which the block function copies in.
+// the block's thread count where that is 0); and apart from it, the uniform area: uniform_bytes
+// of block-wide entry copies of uniform values, each what the first thread of the loop held
+// when a region all threads run together began (see barrier_regions.cpp), which the block
+// function copies in.
 struct UniformSlot {
-  uint64_t entry;   // offset of the entry copy in the storage
-  uint64_t column;  // the per-thread slot starts at uniform_bytes + column * column threads
+  uint64_t entry;   // offset of the entry copy in the uniform area
+  uint64_t column;  // the per-thread slot starts at column * column threads
   uint64_t bytes;
   // The resume points of the regions that read the entry copy; only before those is it filled.
   std::vector<uint32_t> read_after;
@@ -76,14 +76,14 @@ struct Region {
 };
 
 struct ResumableKernel {
-  // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point, i1 together): runs the
-  // context's thread from resume_point (0 = the start) and returns the next one, or
+  // i32 (ptr context, ptr parameters, ptr storage, i32 resume_point, i1 together, ptr uniform):
+  // runs the context's thread from resume_point (0 = the start) and returns the next one, or
   // thread_finished. `storage` is the block's (see StorageLayout), 16-aligned.
   // `together` says every unfinished thread of the block resumes at the same point, those in
   // the context's together range (see ThreadContext), and the caller has copied the uniform
-  // values' entry copies (see StorageLayout). Then a lane knows that the lanes of its warp in
-  // that range arrived at the exchange it resumes after, and offers without stamping (see
-  // warp_exchange.h).
+  // values' entry copies into the uniform area `uniform`, which is read only then. Then a lane
+  // knows that the lanes of its warp in that range arrived at the exchange it resumes after,
+  // and offers without stamping (see warp_exchange.h).
   llvm::Function* function = nullptr;
   StorageLayout storage;
   std::vector<Region> regions;  // the first starts at resume point 0, the kernel's start
