@@ -21,9 +21,12 @@ __global__ void triad(float* a, const float* b, const float* c, unsigned n) {
   if (index < n) a[index] = b[index] + bench::triad_scale * c[index];
 }
 
-__global__ void reduce_shared(const std::uint32_t* input, std::uint32_t* block_sums) {
+template <bool guarded>
+__global__ void reduce_shared(const std::uint32_t* input, std::uint32_t* block_sums, unsigned n) {
   __shared__ std::uint32_t partial[block_threads];
-  partial[threadIdx.x] = input[blockIdx.x * blockDim.x + threadIdx.x];
+  const unsigned global = blockIdx.x * blockDim.x + threadIdx.x;
+  if (guarded && global >= n) return;
+  partial[threadIdx.x] = input[global];
   __syncthreads();
   for (unsigned stride = block_threads / 2; stride > 0; stride /= 2) {
     if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
@@ -229,10 +232,17 @@ void run_suite(const bench::Options& options) {
     const DeviceBuffer<std::uint32_t> input(values);
     DeviceBuffer<std::uint32_t> sums(element_blocks);
     const auto check = [&] { return bench::equal_exactly(sums.download().data(), expected); };
-    bench::measure(
-        options, "reduce_shared",
-        [&] { return run([&] { reduce_shared<<<element_blocks, block_threads>>>(input.get(), sums.get()); }); }, check);
-    cudaMemset(sums.get(), 0, element_blocks * sizeof(std::uint32_t));
+    for (const bool guarded : {false, true}) {
+      bench::measure(
+          options, guarded ? "reduce_shared_guarded" : "reduce_shared",
+          [&] {
+            return run([&] {
+              (guarded ? reduce_shared<true> : reduce_shared<false>)<<<element_blocks, block_threads>>>(input.get(), sums.get(), sizes.elements);
+            });
+          },
+          check);
+      cudaMemset(sums.get(), 0, element_blocks * sizeof(std::uint32_t));
+    }
     bench::measure(
         options, "reduce_shuffle",
         [&] { return run([&] { launch_reduce_shuffle(input.get(), sums.get(), element_blocks); }); }, check);

@@ -8,8 +8,7 @@ kernel void triad(global float* a, global const float* b, global const float* c,
   if (index < n) a[index] = b[index] + TRIAD_SCALE * c[index];
 }
 
-kernel void reduce_shared(global const uint* input, global uint* block_sums) {
-  local uint partial[BLOCK_THREADS];
+void sum_block(global const uint* input, global uint* block_sums, local uint* partial) {
   const uint thread = get_local_id(0);
   partial[thread] = input[get_global_id(0)];
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -18,6 +17,17 @@ kernel void reduce_shared(global const uint* input, global uint* block_sums) {
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (thread == 0) block_sums[get_group_id(0)] = partial[0];
+}
+
+kernel void reduce_shared(global const uint* input, global uint* block_sums) {
+  local uint partial[BLOCK_THREADS];
+  sum_block(input, block_sums, partial);
+}
+
+kernel void reduce_shared_guarded(global const uint* input, global uint* block_sums, uint n) {
+  local uint partial[BLOCK_THREADS];
+  if (get_global_id(0) >= n) return;
+  sum_block(input, block_sums, partial);
 }
 
 #ifdef cl_khr_subgroups

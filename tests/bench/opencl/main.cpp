@@ -10,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -171,10 +172,13 @@ void run_suite(const bench::Options& options) {
     const DeviceBuffer<std::uint32_t> input(values);
     DeviceBuffer<std::uint32_t> sums(expected.size());
     const auto check = [&] { return bench::equal_exactly(sums.download().data(), expected); };
-    for (const char* name : {"reduce_shared", "reduce_shuffle"}) {
+    for (const char* name : {"reduce_shared", "reduce_shared_guarded", "reduce_shuffle"}) {
       sums.zero();
       Kernel reduce(name, {elements}, {block_threads});
-      reduce.bind(input, sums);
+      if (std::string_view(name) == "reduce_shared_guarded")
+        reduce.bind(input, sums, static_cast<cl_uint>(elements));
+      else
+        reduce.bind(input, sums);
       bench::measure(options, name, [&] { return reduce.run(); }, check);
     }
   }
