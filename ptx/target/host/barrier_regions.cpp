@@ -296,12 +296,25 @@ std::optional<WorkingThreads> working_threads(const llvm::BasicBlock& start) {
     case llvm::CmpInst::ICMP_ULE: case llvm::CmpInst::ICMP_SLE: above = constant + 1; break;
     case llvm::CmpInst::ICMP_UGT: case llvm::CmpInst::ICMP_SGT: below = constant + 1; above = UINT32_MAX; break;
     case llvm::CmpInst::ICMP_UGE: case llvm::CmpInst::ICMP_SGE: below = constant; above = UINT32_MAX; break;
+    // `if (threadIdx.x == 0)`, as nvcc writes it: tid != 0 goes to the way out. Without these, the
+    // last steps of a tree reduction (`if (tid < 1)`) and its final store ran a masked gather and
+    // scatter for every 16 threads of the block: the benchmark suite's reduce_shared took 1.65 ms
+    // instead of 0.96, reduce_shared_guarded 6.75 instead of 2.03.
+    case llvm::CmpInst::ICMP_EQ: below = constant; above = constant + 1; break;
+    case llvm::CmpInst::ICMP_NE:
+      if (constant != 0) return std::nullopt;
+      below = 1;
+      above = UINT32_MAX;
+      break;
     default: return std::nullopt;
   }
   if (auto exit = skips(branch->getSuccessor(1))) return WorkingThreads{below, above, *exit};  // works where the comparison holds
   auto exit = skips(branch->getSuccessor(0));
   if (!exit) return std::nullopt;
-  return below == 0 ? WorkingThreads{above, UINT32_MAX, *exit} : WorkingThreads{0, below, *exit};
+  // Works where it fails: a range only where the comparison's is open at one end.
+  if (below == 0) return WorkingThreads{above, UINT32_MAX, *exit};
+  if (above == UINT32_MAX) return WorkingThreads{0, below, *exit};
+  return std::nullopt;
 }
 
 // Special registers (but the clocks, %globaltimer among them), the shared window and kernel
