@@ -1,9 +1,10 @@
 // Block barriers where a region-by-region schedule is easy to get wrong: a barrier inside a loop
 // whose trip count differs from block to block, a loop left by a uniform break after a barrier,
-// threads (part of a warp) returning before a barrier, or in two stages after two dozen
-// barriers, loops around barriers after two dozen more, __syncthreads_count/_and/_or on a 2D
-// block, a kernel's launch bounds far above the block it runs, and a thread's array kept across
-// a barrier. Expected values follow from the CUDA Programming Guide's definitions.
+// regions where one thread works or all but one, threads (part of a warp) returning before a
+// barrier, or in two stages after two dozen barriers, loops around barriers after two dozen more,
+// __syncthreads_count/_and/_or on a 2D block, a kernel's launch bounds far above the block it
+// runs, and a thread's array kept across a barrier. Expected values follow from the CUDA
+// Programming Guide's definitions.
 #include "check.h"
 
 #include <vector>
@@ -43,6 +44,29 @@ __global__ void uniform_break(int* out) {
     __syncthreads();
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = steps;
+}
+
+// Regions whose work stands behind a test of threadIdx.x against one value, between barriers:
+// one thread works (== 0, == 37, mid-warp) or all but one (!= 0, != 5, != 9).
+__global__ void single_threads(const int* in, int* out) {
+  __shared__ int values[kThreads];
+  const int thread = threadIdx.x;
+  values[thread] = in[blockIdx.x * blockDim.x + thread];
+  __syncthreads();
+  if (thread == 0) values[0] += 1000;
+  __syncthreads();
+  if (thread == 37) values[37] = values[36] * 2;
+  __syncthreads();
+  if (thread != 0) values[thread] += 3;
+  __syncthreads();
+  if (thread != 5) values[thread] ^= 0x55;
+  __syncthreads();
+  if (thread == 9) {
+  } else {
+    values[thread] -= 7;
+  }
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + thread] = values[(thread + 1) % kThreads];
 }
 
 // Threads from `active` on (mid-warp) leave before the barrier; the rest reverse their values.
@@ -200,6 +224,23 @@ int main() {
       if (out[b * kThreads + t] != want)
         FAIL("repeated_reduction block %d thread %d: got %d, want %ld", b, t, out[b * kThreads + t],
              want);
+  }
+
+  single_threads<<<kBlocks, kThreads>>>(d_in, d_out);
+  CHECK_LAUNCH();
+  CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < kBlocks; ++b) {
+    std::vector<int> values(in.begin() + b * kThreads, in.begin() + (b + 1) * kThreads);
+    values[0] += 1000;
+    values[37] = values[36] * 2;
+    for (int t = 0; t < kThreads; ++t) {
+      if (t != 0) values[t] += 3;
+      if (t != 5) values[t] ^= 0x55;
+      if (t != 9) values[t] -= 7;
+    }
+    for (int t = 0; t < kThreads; ++t)
+      if (out[b * kThreads + t] != values[(t + 1) % kThreads])
+        FAIL("single_threads block %d thread %d: got %d, want %d", b, t, out[b * kThreads + t], values[(t + 1) % kThreads]);
   }
 
   uniform_break<<<kBlocks, kThreads>>>(d_out);
