@@ -317,6 +317,21 @@ std::optional<WorkingThreads> working_threads(const llvm::BasicBlock& start) {
   return std::nullopt;
 }
 
+bool compares_thread_index(std::span<const llvm::BasicBlock* const> blocks) {
+  auto is_thread_index = [](const llvm::Value* value) {
+    const auto* call = llvm::dyn_cast<llvm::CallInst>(value);
+    return call != nullptr && call->getCalledFunction() != nullptr &&
+           call->getCalledFunction()->getName() == intrinsics::special_register("tid", "x");
+  };
+  for (const llvm::BasicBlock* block : blocks)
+    for (const llvm::Instruction& instruction : *block)
+      if (const auto* compare = llvm::dyn_cast<llvm::ICmpInst>(&instruction))
+        if ((is_thread_index(compare->getOperand(0)) && llvm::isa<llvm::ConstantInt>(compare->getOperand(1))) ||
+            (is_thread_index(compare->getOperand(1)) && llvm::isa<llvm::ConstantInt>(compare->getOperand(0))))
+          return true;
+  return false;
+}
+
 // Special registers (but the clocks, %globaltimer among them), the shared window and kernel
 // parameters read the same anywhere in a thread, and so does arithmetic on them: a region other
 // than the one computing such a value computes it again rather than keeping a copy per thread.
@@ -667,6 +682,7 @@ ResumableKernel split(llvm::Function& kernel, CutPoints cuts, uint32_t thread_li
     }
     const std::vector<const llvm::BasicBlock*> blocks = region_blocks(start);
     region.rotates = may_rotate(blocks);
+    region.compares_thread_index = compares_thread_index(blocks);
     for (const llvm::BasicBlock* block : blocks) regions_of[block].push_back(region.resume_point);
   }
   for (size_t slot = 0; slot < entry_reads.size(); ++slot) {

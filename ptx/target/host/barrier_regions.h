@@ -71,6 +71,9 @@ struct Region {
   // Whether the loop over the region's threads may start elsewhere than at the first thread
   // (see thread_order.h).
   bool rotates = false;
+  // Whether the region compares %tid.x with a constant (`if (threadIdx.x == 0)`): its loop after a
+  // parting then has a copy for a range from the first thread (block_function.cpp).
+  bool compares_thread_index = false;
   // Whether the region holds lane exchanges and so runs warp by warp (see warp_lanes.h).
   bool warp_lanes = false;
 };
