@@ -250,6 +250,13 @@ bool without_effect(const llvm::Instruction& instruction) {
   return !instruction.mayHaveSideEffects() && !llvm::isa<llvm::PHINode>(instruction);
 }
 
+// Whether `value` is the thread's %tid.x.
+bool is_thread_index(const llvm::Value* value) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(value);
+  return call != nullptr && call->getCalledFunction() != nullptr &&
+         call->getCalledFunction()->getName() == intrinsics::special_register("tid", "x");
+}
+
 // Where a region starting at `start` does any work: the %tid.x range where its first branch, on
 // %tid.x against a constant, does not go straight, with no effect, to a way out, and the resume
 // point (or thread_finished) the other threads reach there. Runs on the finished resumable
@@ -273,10 +280,7 @@ std::optional<WorkingThreads> working_threads(const llvm::BasicBlock& start) {
     bound = llvm::dyn_cast<llvm::ConstantInt>(compare->getOperand(0));
     predicate = llvm::CmpInst::getSwappedPredicate(predicate);
   }
-  const auto* call = llvm::dyn_cast<llvm::CallInst>(thread);
-  if (bound == nullptr || call == nullptr || call->getCalledFunction() == nullptr ||
-      call->getCalledFunction()->getName() != intrinsics::special_register("tid", "x") || bound->getValue().getActiveBits() > 31)
-    return std::nullopt;
+  if (bound == nullptr || !is_thread_index(thread) || bound->getValue().getActiveBits() > 31) return std::nullopt;
   // A thread that skips goes through blocks that do nothing to a return, which says where.
   auto skips = [](const llvm::BasicBlock* block) -> std::optional<uint32_t> {
     for (int steps = 0; steps < 4; ++steps) {
@@ -318,11 +322,6 @@ std::optional<WorkingThreads> working_threads(const llvm::BasicBlock& start) {
 }
 
 bool compares_thread_index(std::span<const llvm::BasicBlock* const> blocks) {
-  auto is_thread_index = [](const llvm::Value* value) {
-    const auto* call = llvm::dyn_cast<llvm::CallInst>(value);
-    return call != nullptr && call->getCalledFunction() != nullptr &&
-           call->getCalledFunction()->getName() == intrinsics::special_register("tid", "x");
-  };
   for (const llvm::BasicBlock* block : blocks)
     for (const llvm::Instruction& instruction : *block)
       if (const auto* compare = llvm::dyn_cast<llvm::ICmpInst>(&instruction))
