@@ -457,6 +457,34 @@ class EntryReads {
   std::unordered_set<const llvm::BasicBlock*> after_store_;
 };
 
+// A predicate's slot holds a byte: the vectoriser widens no access to a type whose bits do not
+// fill its bytes, so a loop over the threads of a region read an i1 slot thread by thread, sixteen
+// loads and insertions for each vector of threads. A kernel that keeps two predicates across each
+// of 10 barriers (1M threads, blocks of 256, one host thread) ran in 9.3 ms instead of 73 and
+// compiled in 66 ms of CPU instead of 106; a libcusparse module of six prune_csr_core kernels
+// compiled in 1.21-1.28 s instead of 1.31-1.32, and its object took 155 KB instead of 188 (`perf
+// stat -r 3 xcuda compile --target host -j 1 --whole-warp-blocks`). Of 141 modules (the nvcc
+// corpus's 51 sm_90 ones and 90 of the toolkit's libcublas and libcusparse under 60 KB), 25 objects
+// changed, most smaller; two libcublas sphpr2 modules grew by a fifth, their loops now vectorised.
+void hold_predicate_in_byte(llvm::AllocaInst& alloca) {
+  if (!alloca.getAllocatedType()->isIntegerTy(1) || !only_loaded_and_stored(alloca)) return;
+  auto* byte = llvm::Type::getInt8Ty(alloca.getContext());
+  alloca.setAllocatedType(byte);
+  std::vector<llvm::User*> users(alloca.user_begin(), alloca.user_end());
+  for (llvm::User* user : users) {
+    auto* access = llvm::cast<llvm::Instruction>(user);
+    llvm::IRBuilder<> builder(access);
+    if (auto* load = llvm::dyn_cast<llvm::LoadInst>(access)) {
+      llvm::LoadInst* wide = builder.CreateAlignedLoad(byte, &alloca, load->getAlign(), load->isVolatile());
+      load->replaceAllUsesWith(builder.CreateTrunc(wide, load->getType()));
+    } else {
+      auto* store = llvm::cast<llvm::StoreInst>(access);
+      builder.CreateAlignedStore(builder.CreateZExt(store->getValueOperand(), byte), &alloca, store->getAlign(), store->isVolatile());
+    }
+    access->eraseFromParent();
+  }
+}
+
 // Every alloca becomes a slot in the block's storage, which survives between regions. The slots
 // of one alloca for all threads lie side by side (thread t's at t * size), so a loop over the
 // threads of a region reads and writes them at consecutive addresses, which it can vectorise.
@@ -476,6 +504,7 @@ StorageLayout move_allocas_to_thread_storage(llvm::Function& function, const std
   for (llvm::BasicBlock& block : function)
     for (llvm::Instruction& instruction : block)
       if (auto* alloca = llvm::dyn_cast<llvm::AllocaInst>(&instruction)) allocas.push_back(alloca);
+  for (llvm::AllocaInst* alloca : allocas) hold_predicate_in_byte(*alloca);
   auto bytes_of = [&](llvm::AllocaInst* alloca) {
     uint64_t alignment = alloca->getAlign().value();
     uint64_t bytes = alloca->getAllocationSize(layout).value_or(llvm::TypeSize::getFixed(0)).getFixedValue();
