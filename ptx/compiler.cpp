@@ -125,7 +125,7 @@ void host_runtime_services(Compilation& compilation) {
   }
 }
 
-void host_block_local_atomics(Compilation& compilation) { host::mark_block_local_atomics(*compilation.ir); }
+void host_block_local_accesses(Compilation& compilation) { host::mark_block_local_accesses(*compilation.ir); }
 
 void host_fiber_block_functions(Compilation& compilation) { host::form_fiber_block_functions(*compilation.ir); }
 
@@ -235,7 +235,7 @@ constexpr Pass host_pipeline[] = {
     {"lower to LLVM IR", lower},
     {"verify", verify},
     {"host: target machine", host_target_machine},
-    {"host: block-local atomics", host_block_local_atomics},
+    {"host: block-local accesses", host_block_local_accesses},
     {"host: fiber block functions", host_fiber_block_functions},
     {"host: runtime services", host_runtime_services},
     {"host: block functions", host_block_functions},

@@ -265,6 +265,26 @@ TEST(PtxWarp, WholeWarpBlocksLeaveOutTheFallback) {
       << whole_warps.object_bytes() << " bytes for whole warps, " << complete.object_bytes() << " for every block";
 }
 
+// Volatile loads and stores of shared memory between shuffles, as reductions written for older
+// GPUs make them: the block's own memory, they keep the kernel's lanes vectors (LLVM vectorises
+// no loop with a volatile access, which would switch the warp path off).
+TEST(PtxWarp, VolatileSharedAccessesKeepTheWarpPath) {
+  WarpKernel kernel("\tshfl.sync.bfly.b32 %r5, %r1, 1, 31, -1;\n\tadd.u32 %r6, %r1, %r5;\n"
+                    "\tshl.b32 %r7, %r3, 2;\n\tmov.u32 %r8, scratch;\n\tadd.u32 %r8, %r8, %r7;\n"
+                    "\tst.volatile.shared.u32 [%r8], %r6;\n\tld.volatile.shared.u32 %r10, [%r8];\n"
+                    "\tadd.u32 %r10, %r10, 1;\n\tshfl.sync.bfly.b32 %r11, %r10, 2, 31, -1;\n",
+                    /*whole_warp_blocks=*/true);
+  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+  EXPECT_TRUE(kernel.runs_warp_by_warp());
+  Words input = sample_input(64);
+  auto pair_sum = [&](size_t thread) { return input[thread] + input[thread ^ 1] + 1; };
+  auto [first, second] = kernel.run(input);
+  for (size_t thread = 0; thread < input.size(); ++thread) {
+    EXPECT_EQ(first[thread], pair_sum(thread)) << "thread " << thread;
+    EXPECT_EQ(second[thread], pair_sum(thread ^ 2)) << "thread " << thread;
+  }
+}
+
 TEST(PtxWarp, BallotOfAPartialWarpHasNoBitsPastItsEnd) {
   Words input = sample_input(partial_block);
   auto ballot = [&](size_t thread) {

@@ -28,12 +28,17 @@ bool in_shared_window(const llvm::Value* pointer) {
 
 }  // namespace
 
-void mark_block_local_atomics(llvm::Module& module) {
+void mark_block_local_accesses(llvm::Module& module) {
   for (llvm::Function& function : module)
     for (llvm::BasicBlock& block : function)
-      for (llvm::Instruction& instruction : block)
+      for (llvm::Instruction& instruction : block) {
         if (const llvm::Value* pointer = atomic_pointer(instruction); pointer != nullptr && in_shared_window(pointer))
           instruction.setMetadata(block_local, llvm::MDNode::get(module.getContext(), {}));
+        if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&instruction); load != nullptr && load->isVolatile() && in_shared_window(load->getPointerOperand()))
+          load->setVolatile(false);
+        if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction); store != nullptr && store->isVolatile() && in_shared_window(store->getPointerOperand()))
+          store->setVolatile(false);
+      }
 }
 
 bool is_block_local(const llvm::Instruction& instruction) { return instruction.getMetadata(block_local) != nullptr; }

@@ -31,10 +31,10 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
 // stay far from wrapping, so addresses made from them are seen to step evenly.
 llvm::Value* load_block_dimension(llvm::IRBuilder<>& builder, llvm::Value* frame, uint32_t axis);
 
-// Marks the atomic operations on shared memory, which the optimiser makes plain operations
-// (see block_local_atomics.h). Runs while shared addresses still come from the shared-window
-// intrinsic, before the runtime services define it.
-void mark_block_local_atomics(llvm::Module& module);
+// Marks the atomic operations on shared memory, which the optimiser makes plain operations, and
+// makes its volatile loads and stores plain (see block_local_atomics.h). Runs while shared
+// addresses still come from the shared-window intrinsic, before the runtime services define it.
+void mark_block_local_accesses(llvm::Module& module);
 
 // The attribute of a block function that runs only blocks whose width is whole warps
 // (KernelInfo::whole_warps_only), having left out its code for others.
