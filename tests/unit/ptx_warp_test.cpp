@@ -285,6 +285,25 @@ TEST(PtxWarp, VolatileSharedAccessesKeepTheWarpPath) {
   }
 }
 
+// A register set on both ways of a branch, before a shuffle, and kept across a block barrier:
+// its two stores into the block's storage become one (instruction combining), which loses the
+// thread loop's access tag; tagged again (thread_slot_accesses.h), the warp's lanes stay vectors.
+TEST(PtxWarp, RegisterSetOnBothWaysKeepsTheWarpPath) {
+  WarpKernel kernel("\tand.b32 %r4, %r1, 1;\n\tsetp.eq.u32 %p1, %r4, 0;\n\t@%p1 bra EVEN;\n"
+                    "\tadd.u32 %r5, %r1, 7;\n\tbra JOIN;\nEVEN:\n\tmul.lo.u32 %r5, %r1, 3;\nJOIN:\n"
+                    "\tshfl.sync.bfly.b32 %r10, %r5, 1, 31, -1;\n\tbar.sync 0;\n\tadd.u32 %r11, %r10, %r5;\n",
+                    /*whole_warp_blocks=*/true);
+  ASSERT_TRUE(kernel.ok()) << kernel.diagnostics();
+  EXPECT_TRUE(kernel.runs_warp_by_warp());
+  Words input = sample_input(64);
+  auto value = [&](size_t thread) { return input[thread] % 2 == 0 ? input[thread] * 3 : input[thread] + 7; };
+  auto [first, second] = kernel.run(input);
+  for (size_t thread = 0; thread < input.size(); ++thread) {
+    EXPECT_EQ(first[thread], value(thread ^ 1)) << "thread " << thread;
+    EXPECT_EQ(second[thread], value(thread ^ 1) + value(thread)) << "thread " << thread;
+  }
+}
+
 TEST(PtxWarp, BallotOfAPartialWarpHasNoBitsPastItsEnd) {
   Words input = sample_input(partial_block);
   auto ballot = [&](size_t thread) {

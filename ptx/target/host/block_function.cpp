@@ -16,6 +16,7 @@
 #include "target/host/host_target.h"
 #include "target/host/thread_context.h"
 #include "target/host/thread_order.h"
+#include "target/host/thread_slot_accesses.h"
 #include "target/host/warp_exchange.h"
 #include "target/host/warp_lanes.h"
 
@@ -313,8 +314,14 @@ void run_region_by_region(llvm::IRBuilder<>& builder, const ResumableKernel& ker
   Value* threads = builder.CreateMul(builder.CreateMul(width, height), builder.CreateZExt(extent[2], wide));
   builder.CreateStore(builder.CreateTrunc(threads, i32), builder.CreateConstGEP1_64(builder.getInt8Ty(), thread, thread_count_offset));
   Value* columns = kernel.storage.column_threads != 0 ? builder.getInt64(kernel.storage.column_threads) : threads;
-  auto* storage = builder.CreateAlloca(builder.getInt8Ty(), builder.CreateMul(columns, builder.getInt64(kernel.storage.bytes_per_thread)), "thread_storage");
+  // Of a type of its own size where that is known, which instruction combining would make it
+  // otherwise, dropping its mark.
+  auto* storage = kernel.storage.column_threads != 0
+                      ? builder.CreateAlloca(llvm::ArrayType::get(builder.getInt8Ty(), uint64_t{kernel.storage.column_threads} * kernel.storage.bytes_per_thread),
+                                             nullptr, "thread_storage")
+                      : builder.CreateAlloca(builder.getInt8Ty(), builder.CreateMul(columns, builder.getInt64(kernel.storage.bytes_per_thread)), "thread_storage");
   storage->setAlignment(llvm::Align(16));
+  mark_thread_storage(*storage);
   // Apart from the storage, which the rounds' copy of the regions is passed, and so may be
   // written through any pointer the kernel stores to: in the storage, a uniform value read in
   // the loop of threads standing together (a tree reduction's stride) was read again in every

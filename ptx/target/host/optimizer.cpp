@@ -31,6 +31,7 @@
 #include "target/host/host_target.h"
 #include "target/host/nan_canonicalization.h"
 #include "target/host/narrow_lane_indices.h"
+#include "target/host/thread_slot_accesses.h"
 #include "target/host/unused_fallbacks.h"
 #include "target/host/warp_lanes.h"
 
@@ -193,6 +194,7 @@ llvm::FunctionPassManager optimization(Path path) {
   function.addPass(llvm::SimplifyCFGPass());
   // Peeling leaves loops that do nothing; deleting them keeps the vectoriser off them.
   function.addPass(loop_passes(/*memory_ssa=*/false, llvm::LoopRotatePass(), llvm::LoopDeletionPass()));
+  function.addPass(ThreadSlotAccesses());
   function.addPass(NarrowLaneIndices());
   if (!fallback) function.addPass(llvm::LoopVectorizePass(vectorize_once));
   combine_instructions(function);
