@@ -226,6 +226,29 @@ inline std::vector<std::uint32_t> reference_barrier_loop(const std::vector<std::
   return output;
 }
 
+// As the barrier loop, but each thread decides from its value before the exchange and acts on its
+// decisions after it.
+inline std::uint32_t barrier_decision(std::uint32_t value, std::uint32_t next, std::uint32_t trip) {
+  const bool odd = value & 1, high = value >> 31;
+  value = odd ? value * 3 + next : (value >> 1) ^ next;
+  return high ? value + trip : value;
+}
+
+inline std::vector<std::uint32_t> reference_barrier_decisions(const std::vector<std::uint32_t>& input) {
+  std::vector<std::uint32_t> output(input);
+  std::vector<std::uint32_t> shared(block_threads);
+  const auto trips = barrier_loop_trips(static_cast<unsigned>(input.size() / block_threads));
+  for (std::size_t block = 0; block < trips.size(); ++block) {
+    std::uint32_t* values = output.data() + block * block_threads;
+    for (unsigned trip = 0; trip < trips[block]; ++trip) {
+      std::copy(values, values + block_threads, shared.begin());
+      for (unsigned thread = 0; thread < block_threads; ++thread)
+        values[thread] = barrier_decision(shared[thread], shared[(thread + 1) % block_threads], trip);
+    }
+  }
+  return output;
+}
+
 // ---- checks ----
 
 template <class Value>

@@ -162,6 +162,25 @@ __global__ void barrier_loop(const std::uint32_t* input, const std::uint32_t* tr
   output[global] = value;
 }
 
+// Each thread decides before the first barrier and acts on its decisions after it: predicates that
+// live across the barriers, which the host backend keeps in the block's storage.
+__global__ void barrier_decisions(const std::uint32_t* input, const std::uint32_t* trips_per_block, std::uint32_t* output) {
+  __shared__ std::uint32_t exchange[block_threads];
+  const unsigned global = blockIdx.x * blockDim.x + threadIdx.x;
+  std::uint32_t value = input[global];
+  const unsigned trips = trips_per_block[blockIdx.x];
+  for (unsigned trip = 0; trip < trips; ++trip) {
+    const bool odd = value & 1, high = value >> 31;
+    exchange[threadIdx.x] = value;
+    __syncthreads();
+    const std::uint32_t next = exchange[(threadIdx.x + 1) % block_threads];
+    value = odd ? value * 3 + next : (value >> 1) ^ next;
+    if (high) value += trip;
+    __syncthreads();
+  }
+  output[global] = value;
+}
+
 // A device allocation holding a copy of a host vector (or room for one).
 template <class Value>
 class DeviceBuffer {
@@ -348,6 +367,12 @@ void run_suite(const bench::Options& options) {
           },
           [&] { return bench::equal_exactly(output.download().data(), expected); });
     }
+    DeviceBuffer<std::uint32_t> output(values.size());
+    const auto decided = bench::reference_barrier_decisions(values);
+    bench::measure(
+        options, "barrier_decisions",
+        [&] { return run([&] { barrier_decisions<<<sizes.barrier_blocks, block_threads>>>(input.get(), trips.get(), output.get()); }); },
+        [&] { return bench::equal_exactly(output.download().data(), decided); });
   }
   {
     if (!run([] { empty<<<1, 1>>>(); })) return;  // the first launch compiles; keep it out of the latency

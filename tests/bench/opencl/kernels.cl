@@ -172,3 +172,20 @@ kernel void barrier_loop_guarded(global const uint* input, global const uint* tr
   if (get_global_id(0) >= n) return;
   barrier_trips(input, trips_per_block, output, exchange);
 }
+
+kernel void barrier_decisions(global const uint* input, global const uint* trips_per_block, global uint* output) {
+  local uint exchange[BLOCK_THREADS];
+  const uint thread = get_local_id(0);
+  uint value = input[get_global_id(0)];
+  const uint trips = trips_per_block[get_group_id(0)];
+  for (uint trip = 0; trip < trips; ++trip) {
+    const bool odd = value & 1, high = value >> 31;
+    exchange[thread] = value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint next = exchange[(thread + 1) % BLOCK_THREADS];
+    value = odd ? value * 3 + next : (value >> 1) ^ next;
+    if (high) value += trip;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  output[get_global_id(0)] = value;
+}

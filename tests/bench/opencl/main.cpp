@@ -283,6 +283,13 @@ void run_suite(const bench::Options& options) {
           options, name, [&] { return barrier_loop.run(); },
           [&] { return bench::equal_exactly(output.download().data(), expected); });
     }
+    DeviceBuffer<std::uint32_t> output(values.size());
+    const auto decided = bench::reference_barrier_decisions(values);
+    Kernel barrier_decisions("barrier_decisions", {values.size()}, {block_threads});
+    barrier_decisions.bind(input, trips, output);
+    bench::measure(
+        options, "barrier_decisions", [&] { return barrier_decisions.run(); },
+        [&] { return bench::equal_exactly(output.download().data(), decided); });
   }
   {
     Kernel empty("empty", {1}, {1});

@@ -145,6 +145,21 @@ void barrier_loop(const std::uint32_t* input, const std::uint32_t* trips, std::u
   }
 }
 
+void barrier_decisions(const std::uint32_t* input, const std::uint32_t* trips, std::uint32_t* output, std::size_t blocks) {
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t block = 0; block < blocks; ++block) {
+    std::array<std::uint32_t, block_threads> values, exchange;
+    for (unsigned thread = 0; thread < block_threads; ++thread) values[thread] = input[block * block_threads + thread];
+    for (std::uint32_t trip = 0; trip < trips[block]; ++trip) {
+      exchange = values;
+#pragma omp simd
+      for (unsigned thread = 0; thread < block_threads; ++thread)
+        values[thread] = bench::barrier_decision(exchange[thread], exchange[(thread + 1) % block_threads], trip);
+    }
+    for (unsigned thread = 0; thread < block_threads; ++thread) output[block * block_threads + thread] = values[thread];
+  }
+}
+
 // Wraps a call so it fits bench::measure, which expects refusals to be reported (OpenMP has none).
 template <class Call>
 auto always(Call call) {
@@ -244,6 +259,11 @@ void run_suite(const bench::Options& options) {
           options, name, always([&] { barrier_loop(input.data(), trips.data(), output.data(), sizes.barrier_blocks); }),
           [&] { return bench::equal_exactly(output.data(), expected); });
     }
+    std::vector<std::uint32_t> output(input.size());
+    const auto decided = bench::reference_barrier_decisions(input);
+    bench::measure(
+        options, "barrier_decisions", always([&] { barrier_decisions(input.data(), trips.data(), output.data(), sizes.barrier_blocks); }),
+        [&] { return bench::equal_exactly(output.data(), decided); });
   }
   {
     // The OpenMP analogue of an empty launch is an empty parallel region: fork, join, return.
