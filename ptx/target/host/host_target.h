@@ -32,7 +32,7 @@ std::vector<std::string> define_runtime_services(llvm::Module& module, uint32_t 
 llvm::Value* load_block_dimension(llvm::IRBuilder<>& builder, llvm::Value* frame, uint32_t axis);
 
 // Marks the atomic operations on shared memory, which the optimiser makes plain operations, and
-// makes its volatile loads and stores plain (see block_local_atomics.h). Runs while shared
+// makes its volatile loads and stores plain (see block_local_accesses.h). Runs while shared
 // addresses still come from the shared-window intrinsic, before the runtime services define it.
 void mark_block_local_accesses(llvm::Module& module);
 

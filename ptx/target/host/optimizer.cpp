@@ -27,7 +27,7 @@
 
 #include "lower/compiler_loops.h"
 #include "target/host/address_arithmetic.h"
-#include "target/host/block_local_atomics.h"
+#include "target/host/block_local_accesses.h"
 #include "target/host/host_target.h"
 #include "target/host/nan_canonicalization.h"
 #include "target/host/narrow_lane_indices.h"

@@ -8,7 +8,7 @@
 #include <llvm/IR/Instructions.h>
 
 #include "host_abi.h"
-#include "target/host/block_local_atomics.h"
+#include "target/host/block_local_accesses.h"
 
 namespace xcuda::ptx::host {
 namespace {

@@ -1,4 +1,4 @@
-#include "target/host/block_local_atomics.h"
+#include "target/host/block_local_accesses.h"
 
 #include <vector>
 
