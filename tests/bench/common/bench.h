@@ -210,31 +210,24 @@ inline std::vector<float> reference_stencil(const std::vector<float>& input, uns
 }
 
 // Each block rotates its values through shared memory a data-dependent number of times, with a
-// barrier on each side of the shared-memory exchange inside the loop.
-inline std::vector<std::uint32_t> reference_barrier_loop(const std::vector<std::uint32_t>& input) {
-  std::vector<std::uint32_t> output(input);
-  std::vector<std::uint32_t> shared(block_threads);
-  const auto trips = barrier_loop_trips(static_cast<unsigned>(input.size() / block_threads));
-  for (std::size_t block = 0; block < trips.size(); ++block) {
-    std::uint32_t* values = output.data() + block * block_threads;
-    for (unsigned trip = 0; trip < trips[block]; ++trip) {
-      std::copy(values, values + block_threads, shared.begin());
-      for (unsigned thread = 0; thread < block_threads; ++thread)
-        values[thread] = shared[(thread + 1) % block_threads] * 3 + thread;
-    }
-  }
-  return output;
-}
+// barrier on each side of the shared-memory exchange inside the loop. A trip's step makes a
+// thread's next value from its own, its neighbour's (thread + 1) and the trip's number. The steps
+// are lambdas, each a type of its own, so that a loop made for one inlines it and vectorises (as
+// function pointers, OpenMP's barrier_decisions took 12.3 ms instead of 1.8).
+inline constexpr auto barrier_loop_step = [](std::uint32_t, std::uint32_t next, unsigned thread, std::uint32_t) -> std::uint32_t {
+  return next * 3 + thread;
+};
 
-// As the barrier loop, but each thread decides from its value before the exchange and acts on its
-// decisions after it.
-inline std::uint32_t barrier_decision(std::uint32_t value, std::uint32_t next, std::uint32_t trip) {
+// barrier_decisions' step: each thread decides from its value before the exchange and acts on
+// its decisions after it.
+inline constexpr auto barrier_decision = [](std::uint32_t value, std::uint32_t next, unsigned, std::uint32_t trip) -> std::uint32_t {
   const bool odd = value & 1, high = value >> 31;
   value = odd ? value * 3 + next : (value >> 1) ^ next;
   return high ? value + trip : value;
-}
+};
 
-inline std::vector<std::uint32_t> reference_barrier_decisions(const std::vector<std::uint32_t>& input) {
+template <class Step>
+std::vector<std::uint32_t> reference_barrier_trips(const std::vector<std::uint32_t>& input, Step step) {
   std::vector<std::uint32_t> output(input);
   std::vector<std::uint32_t> shared(block_threads);
   const auto trips = barrier_loop_trips(static_cast<unsigned>(input.size() / block_threads));
@@ -243,10 +236,18 @@ inline std::vector<std::uint32_t> reference_barrier_decisions(const std::vector<
     for (unsigned trip = 0; trip < trips[block]; ++trip) {
       std::copy(values, values + block_threads, shared.begin());
       for (unsigned thread = 0; thread < block_threads; ++thread)
-        values[thread] = barrier_decision(shared[thread], shared[(thread + 1) % block_threads], trip);
+        values[thread] = step(shared[thread], shared[(thread + 1) % block_threads], thread, trip);
     }
   }
   return output;
+}
+
+inline std::vector<std::uint32_t> reference_barrier_loop(const std::vector<std::uint32_t>& input) {
+  return reference_barrier_trips(input, barrier_loop_step);
+}
+
+inline std::vector<std::uint32_t> reference_barrier_decisions(const std::vector<std::uint32_t>& input) {
+  return reference_barrier_trips(input, barrier_decision);
 }
 
 // ---- checks ----

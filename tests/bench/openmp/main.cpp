@@ -129,8 +129,10 @@ void stencil(const float* input, float* output, std::size_t n) {
   }
 }
 
-// The barrier of the CUDA version becomes the end of a loop over a block's elements.
-void barrier_loop(const std::uint32_t* input, const std::uint32_t* trips, std::uint32_t* output, std::size_t blocks) {
+// The barriers of the CUDA version become the ends of a loop over a block's elements; `step` is
+// bench::barrier_loop_step or bench::barrier_decision.
+template <class Step>
+void barrier_trips(const std::uint32_t* input, const std::uint32_t* trips, std::uint32_t* output, std::size_t blocks, Step step) {
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t block = 0; block < blocks; ++block) {
     std::array<std::uint32_t, block_threads> values, exchange;
@@ -139,22 +141,7 @@ void barrier_loop(const std::uint32_t* input, const std::uint32_t* trips, std::u
       exchange = values;
 #pragma omp simd
       for (unsigned thread = 0; thread < block_threads; ++thread)
-        values[thread] = exchange[(thread + 1) % block_threads] * 3 + thread;
-    }
-    for (unsigned thread = 0; thread < block_threads; ++thread) output[block * block_threads + thread] = values[thread];
-  }
-}
-
-void barrier_decisions(const std::uint32_t* input, const std::uint32_t* trips, std::uint32_t* output, std::size_t blocks) {
-#pragma omp parallel for schedule(dynamic)
-  for (std::size_t block = 0; block < blocks; ++block) {
-    std::array<std::uint32_t, block_threads> values, exchange;
-    for (unsigned thread = 0; thread < block_threads; ++thread) values[thread] = input[block * block_threads + thread];
-    for (std::uint32_t trip = 0; trip < trips[block]; ++trip) {
-      exchange = values;
-#pragma omp simd
-      for (unsigned thread = 0; thread < block_threads; ++thread)
-        values[thread] = bench::barrier_decision(exchange[thread], exchange[(thread + 1) % block_threads], trip);
+        values[thread] = step(exchange[thread], exchange[(thread + 1) % block_threads], thread, trip);
     }
     for (unsigned thread = 0; thread < block_threads; ++thread) output[block * block_threads + thread] = values[thread];
   }
@@ -256,13 +243,13 @@ void run_suite(const bench::Options& options) {
     for (const char* name : {"barrier_loop", "barrier_loop_guarded"}) {
       std::vector<std::uint32_t> output(input.size());
       bench::measure(
-          options, name, always([&] { barrier_loop(input.data(), trips.data(), output.data(), sizes.barrier_blocks); }),
+          options, name, always([&] { barrier_trips(input.data(), trips.data(), output.data(), sizes.barrier_blocks, bench::barrier_loop_step); }),
           [&] { return bench::equal_exactly(output.data(), expected); });
     }
     std::vector<std::uint32_t> output(input.size());
     const auto decided = bench::reference_barrier_decisions(input);
     bench::measure(
-        options, "barrier_decisions", always([&] { barrier_decisions(input.data(), trips.data(), output.data(), sizes.barrier_blocks); }),
+        options, "barrier_decisions", always([&] { barrier_trips(input.data(), trips.data(), output.data(), sizes.barrier_blocks, bench::barrier_decision); }),
         [&] { return bench::equal_exactly(output.data(), decided); });
   }
   {
